@@ -1,0 +1,1 @@
+"""One module per `ptd-triage` subcommand; each exposes `register(subparsers)`."""

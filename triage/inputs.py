@@ -1,0 +1,50 @@
+"""Reading issue files for the CLI: one JSON object per file, or one per line for `.jsonl`.
+
+Errors name the file (and line) in one line; the caller prints them and exits 2.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+from triage.snapshot import IssueSnapshot, InputError, snapshot_from_json
+
+
+def read_records(path: str) -> Iterator[tuple[str, dict]]:
+    """Yield (where, object) for each record in the file; `where` is 'file' or 'file:line'."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
+    if p.suffix == ".jsonl":
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            yield f"{path}:{number}", _parse(line, f"{path}:{number}")
+    else:
+        yield path, _parse(text, path)
+
+
+def _parse(text: str, where: str) -> dict:
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{where}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    if not isinstance(obj, dict):
+        raise InputError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+    return obj
+
+
+def read_snapshots(paths: list[str]) -> list[tuple[str, dict, IssueSnapshot]]:
+    """All records of all files, parsed up front so that bad input fails before any output."""
+    out = []
+    for path in paths:
+        for where, obj in read_records(path):
+            try:
+                out.append((where, obj, snapshot_from_json(obj)))
+            except InputError as exc:
+                raise InputError(f"{where}: {exc}") from None
+    return out

@@ -100,8 +100,11 @@ def route_scores(snapshot: IssueSnapshot, analysis: Analysis, rubric: Rubric, la
     totals = {route: 0.0 for route in rubric.routes}
     evidence: dict[str, list[Evidence]] = {route: [] for route in rubric.routes}
     for topic in rubric.topics:
-        totals[topic.route] += analysis.topic_scores[topic.name]
-        evidence[topic.route].extend(analysis.topic_evidence[topic.name])
+        # A topic's negative (disambiguating) signals can cancel that topic, not its whole route.
+        points = analysis.topic_scores[topic.name]
+        if points > 0:
+            totals[topic.route] += points
+            evidence[topic.route].extend(e for e in analysis.topic_evidence[topic.name] if e.points > 0)
     for route, rule in rubric.routes.items():
         points, found = score(rule.signals, analysis.doc, rubric.locations)
         totals[route] += points
@@ -136,7 +139,8 @@ def step2_route(snapshot: IssueSnapshot, analysis: Analysis, rubric: Rubric, lab
             )
     route = rubric.default_route
     shown = ", ".join(f"{r} {totals[r]:g}" for r in order)
-    return route, False, f"step 2: {route} by default ({shown}): {summarize(evidence[route], 3)}"
+    how = "no other route qualified" if totals[route] > 0 else "by default, no evidence for any route"
+    return route, False, f"step 2: {route} ({how}; {shown}): {summarize(evidence[route], 3)}"
 
 
 # --- step 3 ---------------------------------------------------------------------------------------

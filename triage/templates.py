@@ -9,10 +9,10 @@ issue is the author's login, and only after it has been checked against GitHub's
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from jinja2 import StrictUndefined, TemplateError
+from jinja2 import StrictUndefined, Template, TemplateError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 SUFFIX = ".md.j2"
@@ -40,17 +40,17 @@ def safe_login(login: str) -> str | None:
 class Templates:
     directory: str
     sources: dict[str, str]
+    compiled: dict[str, Template] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def names(self) -> frozenset[str]:
         return frozenset(self.sources)
 
     def render(self, name: str, *, author: str = "") -> str:
-        if name not in self.sources:
+        if name not in self.compiled:
             raise TemplatesError(f"{self.directory}: no template named '{name}'")
-        env = ImmutableSandboxedEnvironment(autoescape=True, undefined=StrictUndefined, keep_trailing_newline=True)
         try:
-            text = env.from_string(self.sources[name]).render(author=safe_login(author))
+            text = self.compiled[name].render(author=safe_login(author))
         except TemplateError as exc:
             raise TemplatesError(f"{self.directory}/{name}{SUFFIX}: {exc}") from None
         return text.rstrip() + "\n\n" + comment_marker(name) + "\n"
@@ -67,7 +67,14 @@ def load_templates(directory: str | Path) -> Templates:
     missing = [n for n in REQUIRED if n not in sources]
     if missing:
         raise TemplatesError(f"{directory}: missing template {missing[0]}{SUFFIX}")
-    templates = Templates(str(directory), sources)
+    env = ImmutableSandboxedEnvironment(autoescape=True, undefined=StrictUndefined, keep_trailing_newline=True)
+    compiled = {}
+    for name, source in sources.items():
+        try:
+            compiled[name] = env.from_string(source)
+        except TemplateError as exc:
+            raise TemplatesError(f"{directory}/{name}{SUFFIX}: {exc}") from None
+    templates = Templates(str(directory), sources, compiled)
     for name in sources:  # fail at load, not half-way through a sweep
         templates.render(name, author="octocat")
     return templates

@@ -39,9 +39,13 @@ class Document:
 
     text: dict[str, str]
     code_blocks: tuple[str, ...]
+    folded_text: dict[str, str]  # case-folded copies, for the signals' cheap literal pre-check
 
     def get(self, location: str) -> str:
         return self.text.get(location, "")
+
+    def folded(self, location: str) -> str:
+        return self.folded_text.get(location, "")
 
 
 def _classify_line(line: str, default: str) -> str:
@@ -125,7 +129,5 @@ def build_document(
                 loc = "comment"
             lines[loc].extend(items)
         blocks.extend(found)
-    return Document(
-        text={loc: "\n".join(items) for loc, items in lines.items() if items},
-        code_blocks=tuple(blocks),
-    )
+    text = {loc: "\n".join(items) for loc, items in lines.items() if items}
+    return Document(text=text, code_blocks=tuple(blocks), folded_text={k: v.casefold() for k, v in text.items()})

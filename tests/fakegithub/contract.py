@@ -1,0 +1,101 @@
+"""GitHub's REST contract for the operations the stand-in serves (from the in-repo copy in tests/contract/).
+
+Routes, request-body schemas and response schemas come straight from the OpenAPI-derived JSON Schemas, so the
+stand-in cannot drift from GitHub: every response it sends is validated against them.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import re
+from pathlib import Path
+from urllib.parse import unquote
+
+from jsonschema import Draft202012Validator
+
+CONTRACT_DIR = Path(__file__).resolve().parents[1] / "contract"
+REST_DIR = CONTRACT_DIR / "rest"
+
+# Error statuses the stand-in may send for any operation even where the OpenAPI description does not list them
+# (e.g. 401 for bad credentials); their bodies must still have GitHub's basic-error shape.
+BASIC_ERROR_SCHEMA = {
+    "type": "object",
+    "required": ["message"],
+    "properties": {"message": {"type": "string"}, "documentation_url": {"type": "string"}},
+}
+
+
+@functools.cache
+def operations() -> dict[str, dict]:
+    return json.loads((REST_DIR / "operations.jsonschema.min.json").read_text(encoding="utf-8"))
+
+
+@functools.cache
+def examples() -> dict[str, dict]:
+    return json.loads((REST_DIR / "examples.json").read_text(encoding="utf-8"))
+
+
+def example(op_key: str, status: str = "200", name: str = "default"):
+    return json.loads(json.dumps(examples()[op_key][status][name]))  # a fresh deep copy
+
+
+@functools.cache
+def routes() -> list[tuple[str, re.Pattern, str]]:
+    """(method, compiled path regex with named groups, operation key) for every contract operation."""
+    table = []
+    for key in operations():
+        method, template = key.split(" ", 1)
+        pattern = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", template)
+        table.append((method, re.compile(pattern + "$"), key))
+    return table
+
+
+def match_route(method: str, path: str) -> tuple[str, dict[str, str]] | None:
+    for route_method, regex, key in routes():
+        found = regex.match(path)
+        if found and route_method == method:
+            return key, {name: unquote(value) for name, value in found.groupdict().items()}
+    return None
+
+
+@functools.cache
+def _validator(op_key: str, part: str, status: str | None = None) -> Draft202012Validator | None:
+    op = operations()[op_key]
+    if part == "request":
+        schema = (op.get("requestBody") or {}).get("schema")
+    else:
+        response = op["responses"].get(status)
+        if response is None:
+            schema = BASIC_ERROR_SCHEMA if int(status) >= 400 else None
+            if schema is None:
+                raise KeyError(status)
+        else:
+            schema = response.get("schema")
+    return Draft202012Validator(schema) if schema is not None else None
+
+
+def _errors(validator: Draft202012Validator, instance) -> list[str]:
+    return [f"{'/'.join(map(str, e.absolute_path)) or '<root>'}: {e.message[:200]}"
+            for e in validator.iter_errors(instance)]
+
+
+def request_body_errors(op_key: str, body) -> list[str]:
+    validator = _validator(op_key, "request")
+    if validator is None:
+        return []
+    if body is None:
+        required = (operations()[op_key].get("requestBody") or {}).get("required")
+        return ["request body is required"] if required else []
+    return _errors(validator, body)
+
+
+def response_errors(op_key: str, status: int, body) -> list[str]:
+    """Contract violations of a response, [] when it agrees. A success status the contract does not list for the
+    operation is itself a violation."""
+    try:
+        validator = _validator(op_key, "response", str(status))
+    except KeyError:
+        return [f"status {status} is not a documented response of {op_key}"]
+    if validator is None:
+        return [] if body is None else [f"status {status} of {op_key} has no JSON body in the contract"]
+    return _errors(validator, body)

@@ -1,0 +1,246 @@
+"""Metric unit tests: tiny hand-built cases whose figures were worked out by hand."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from triage.dataset import DatasetError, Gold, derive_gold, read_dataset
+from triage.evaluate import Case, evaluate, misses, scoring_from_labels, timing
+from triage.labels import parse_labels
+
+
+def _label(name, role, route=None):
+    entry = {"name": name, "role": role, "description": "d", "color": "ededed"}
+    if route:
+        entry["route"] = route
+    return entry
+
+
+LABELS = parse_labels(
+    {
+        "queue_label": "oncall: distributed",
+        "labels": [
+            _label("oncall: distributed parallelisms", "sub-oncall"),
+            _label("oncall: distributed infra", "sub-oncall"),
+            _label("oncall: distributed checkpointing", "sub-oncall"),
+            _label("module: fsdp", "module", "parallelisms"),
+            _label("module: dtensor", "module", "parallelisms"),
+            _label("module: ddp", "module", "parallelisms"),
+            _label("module: c10d", "module", "infra"),
+            _label("module: nccl", "module", "infra"),
+            _label("ptd-bot-triaged", "marker"),
+            _label("triage review", "review"),
+            _label("needs reproduction", "reproduction"),
+            _label("feature", "type"),
+            _label("enhancement", "type"),
+        ],
+    },
+    "test-labels",
+)
+SCORING = scoring_from_labels(LABELS)
+PAR, INF, CKPT = "oncall: distributed parallelisms", "oncall: distributed infra", "oncall: distributed checkpointing"
+MARK, REVIEW = "ptd-bot-triaged", "triage review"
+
+
+def gold(route=None, modules=(), hp=False, type=None, not_distributed=False):
+    return Gold(route=route, modules=tuple(modules), high_priority=hp, type=type, not_distributed=not_distributed)
+
+
+def case(g, adds, outcome="routed", before=("oncall: distributed",), ms=1.0, reasons=("why",), cid=None):
+    plan = {"issue": 1, "add_labels": list(adds), "outcome": outcome, "reasons": list(reasons)}
+    return Case(id=cid or f"r/r#{len(adds)}", title="t", gold=g, plan=plan, labels_before=tuple(before), elapsed_ms=ms)
+
+
+def test_scoring_derives_parallelisms_modules_from_labels():
+    assert set(SCORING.parallelisms_modules) == {"module: fsdp", "module: dtensor", "module: ddp"}
+    assert SCORING.sub_oncalls[INF] == "infra"
+    assert (SCORING.review_label, SCORING.marker_label) == (REVIEW, MARK)
+
+
+def test_routing_confusion_by_hand_with_either_and_null_skipped():
+    cases = [
+        case(gold("parallelisms"), [PAR, MARK]),  # right
+        case(gold("parallelisms"), [INF, MARK]),  # wrong
+        case(gold("infra"), [INF, MARK]),  # right
+        case(gold("checkpointing"), [REVIEW, MARK], outcome="not_distributed"),  # wrong: routed nowhere
+        case(gold("either"), [INF, MARK]),  # right: either accepts infra
+        case(gold("either"), [CKPT, MARK]),  # wrong: either does not accept checkpointing
+        case(gold(None), [CKPT, MARK]),  # not scored
+        # Already had a sub-oncall at queue time and the plan adds none: the existing one is the answer.
+        case(gold("infra"), [MARK], before=("oncall: distributed", INF)),  # right
+    ]
+    routing = evaluate(cases, SCORING)["routing"]
+    assert routing["scored"] == 7
+    assert routing["correct"] == 4
+    assert routing["accuracy"] == pytest.approx(4 / 7)
+    assert routing["confusion"]["parallelisms"] == {"parallelisms": 1, "infra": 1, "checkpointing": 0, "none": 0}
+    assert routing["confusion"]["checkpointing"]["none"] == 1
+    assert routing["confusion"]["either"] == {"parallelisms": 0, "infra": 1, "checkpointing": 1, "none": 0}
+    assert routing["confusion"]["infra"]["infra"] == 2
+    kinds = [(m.kind, m.expected, m.planned) for m in misses(cases, SCORING)]
+    assert ("route", "parallelisms", "infra") in kinds
+    assert ("route", "checkpointing", "none") in kinds
+    assert ("route", "parallelisms or infra", "checkpointing") in kinds
+    assert sum(k == "route" for k, _, _ in kinds) == 3
+
+
+def test_module_f1_by_hand_only_parallelisms_rows_and_modules():
+    cases = [
+        # tp: fsdp; fp: dtensor
+        case(gold("parallelisms", ["module: fsdp"]), [PAR, "module: fsdp", "module: dtensor", MARK]),
+        # fn: ddp; the infra module (c10d) in gold is not counted at all
+        case(gold("parallelisms", ["module: ddp", "module: c10d"]), [PAR, REVIEW, MARK]),
+        # tp: dtensor, tp: fsdp
+        case(gold("parallelisms", ["module: dtensor", "module: fsdp"]), [PAR, "module: dtensor", "module: fsdp"]),
+        # not a parallelisms row: its module answers do not count
+        case(gold("infra", ["module: c10d"]), [INF, "module: fsdp"]),
+        case(gold("either", ["module: fsdp"]), [PAR]),
+    ]
+    modules = evaluate(cases, SCORING)["modules"]
+    assert modules["scored"] == 3
+    micro = modules["micro"]
+    assert (micro["tp"], micro["fp"], micro["fn"]) == (3, 1, 1)
+    assert micro["precision"] == pytest.approx(3 / 4)
+    assert micro["recall"] == pytest.approx(3 / 4)
+    assert micro["f1"] == pytest.approx(0.75)
+    per = modules["per_label"]
+    assert per["module: fsdp"] == {"tp": 2, "fp": 0, "fn": 0, "precision": 1.0, "recall": 1.0, "f1": 1.0, "support": 2}
+    assert per["module: dtensor"]["precision"] == pytest.approx(0.5)
+    assert per["module: dtensor"]["f1"] == pytest.approx(2 * 0.5 * 1.0 / 1.5)
+    assert per["module: ddp"]["recall"] == 0.0
+    assert per["module: ddp"]["precision"] is None  # never predicted: undefined, not perfect
+    assert per["module: ddp"]["f1"] is None
+    assert "module: c10d" not in per
+    found = {(m.kind, m.planned if m.kind == "module_fp" else m.expected) for m in misses(cases, SCORING)}
+    assert found == {("module_fp", "module: dtensor"), ("module_fn", "module: ddp")}
+
+
+def test_review_high_priority_and_not_distributed_rates():
+    cases = [
+        case(gold("infra", hp=True), [INF, REVIEW], outcome="high_priority"),  # flagged HP
+        case(gold("infra", hp=True), [INF, MARK]),  # HP missed
+        case(gold("infra"), [INF, REVIEW], outcome="high_priority"),  # false flag
+        case(gold("infra"), [INF, REVIEW, MARK], outcome="needs_review"),  # review, but not a HP flag
+        case(gold("infra"), [REVIEW, MARK], outcome="not_distributed"),  # wrongly not distributed
+        case(gold(None, not_distributed=True), [REVIEW, MARK], outcome="not_distributed"),  # rightly
+    ]
+    figures = evaluate(cases, SCORING)
+    assert figures["triage_review"] == {"count": 5, "rate": pytest.approx(5 / 6)}
+    hp = figures["high_priority"]
+    assert (hp["gold"], hp["flagged"], hp["recall"]) == (2, 1, 0.5)
+    assert (hp["others"], hp["false_flags"]) == (4, 1)
+    assert hp["false_flag_rate"] == pytest.approx(0.25)
+    nd = figures["not_distributed"]
+    assert (nd["distributed"], nd["wrongly_not_distributed"]) == (5, 1)
+    assert nd["rate"] == pytest.approx(0.2)
+    assert figures["outcomes"]["not_distributed"] == 2
+    kinds = sorted(m.kind for m in misses(cases, SCORING))
+    assert kinds == ["hp_false_flag", "hp_missed", "not_distributed", "route"]
+
+
+def test_feature_and_enhancement_precision_recall():
+    cases = [
+        case(gold(type="feature"), ["feature", MARK]),  # feature tp
+        case(gold(type="feature"), [MARK]),  # feature fn
+        case(gold(type="enhancement"), ["feature", MARK]),  # feature fp, enhancement fn
+        case(gold(), ["enhancement", MARK]),  # enhancement fp
+        case(gold(), [MARK]),
+    ]
+    types = evaluate(cases, SCORING)["types"]
+    assert (types["feature"]["precision"], types["feature"]["recall"]) == (0.5, 0.5)
+    assert (types["enhancement"]["tp"], types["enhancement"]["fp"], types["enhancement"]["fn"]) == (0, 1, 1)
+    assert types["enhancement"]["precision"] == 0.0
+    assert types["enhancement"]["f1"] == 0.0
+    kinds = sorted((m.kind, m.expected, m.planned) for m in misses(cases, SCORING))
+    assert kinds == [
+        ("type_fn", "enhancement", "feature"),
+        ("type_fn", "feature", "none"),
+        ("type_fp", "enhancement", "feature"),
+        ("type_fp", "no type", "enhancement"),
+    ]
+
+
+def test_empty_denominators_are_none():
+    figures = evaluate([case(gold(None), [MARK])], SCORING)
+    assert figures["routing"]["accuracy"] is None
+    assert figures["modules"]["micro"]["f1"] is None
+    assert figures["high_priority"]["recall"] is None
+    assert figures["high_priority"]["false_flag_rate"] == 0.0
+    assert figures["types"]["feature"]["precision"] is None
+
+
+def test_misses_carry_id_title_and_reasons():
+    c = case(gold("infra"), [PAR, MARK], reasons=("fsdp in title", "default route"), cid="o/r#7")
+    (m,) = misses([c], SCORING)
+    assert m.to_dict() == {
+        "id": "o/r#7",
+        "title": "t",
+        "kind": "route",
+        "expected": "infra",
+        "planned": "parallelisms",
+        "outcome": "routed",
+        "reasons": ["fsdp in title", "default route"],
+    }
+
+
+def test_timing_mean_p95_max():
+    assert timing([]) == {"mean": None, "p95": None, "max": None}
+    values = list(range(1, 21))  # 1..20 ms: nearest-rank p95 is the 19th value
+    assert timing(values) == {"mean": 10.5, "p95": 19.0, "max": 20.0}
+    assert timing([None, 3.0])["max"] == 3.0
+
+
+def test_derive_gold_follows_the_dataset_readme():
+    g = derive_gold(["oncall: distributed", "module: fsdp", "high priority", "feature", "triaged"], LABELS)
+    assert (g.route, g.modules, g.high_priority, g.type) == ("parallelisms", ("module: fsdp",), True, "feature")
+    assert derive_gold(["module: fsdp", "module: nccl"], LABELS).route == "either"
+    assert derive_gold(["module: nccl", INF], LABELS).route == "infra"
+    # exactly one sub-oncall wins over module labels
+    assert derive_gold(["module: fsdp", CKPT], LABELS).route == "checkpointing"
+    assert derive_gold(["module: distributed_checkpoint"], LABELS).route == "checkpointing"
+    assert derive_gold(["module: distributed_checkpoint", "module: fsdp"], LABELS).route is None
+    assert derive_gold(["oncall: distributed", "module: distributed"], LABELS).route is None
+    assert derive_gold(["module: distributed_checkpoint"], LABELS).modules == ()  # not in the allowlist
+
+
+GOOD = {
+    "id": "o/r#1",
+    "issue": {"number": 1, "title": "t", "body": "b", "labels": [{"name": "oncall: distributed"}]},
+    "comments": [],
+    "gold": {"route": None, "modules": [], "high_priority": False, "type": None, "not_distributed": False},
+}
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("{not json", "not valid JSON"),
+        (json.dumps([1]), "expected a JSON object"),
+        (json.dumps({**GOOD, "gold": {**GOOD["gold"], "route": "nowhere"}}), "gold.route"),
+        (json.dumps({k: v for k, v in GOOD.items() if k != "gold"}), "missing 'gold'"),
+        (json.dumps({**GOOD, "issue": {"title": "no number"}}), "issue.number"),
+        (json.dumps({**GOOD, "gold": {**GOOD["gold"], "high_priority": "yes"}}), "gold.high_priority"),
+    ],
+)
+def test_bad_dataset_line_names_file_and_line(tmp_path, line, message):
+    path = tmp_path / "d.jsonl"
+    path.write_text(json.dumps(GOOD) + "\n\n" + line + "\n")
+    with pytest.raises(DatasetError) as err:
+        read_dataset(path)
+    text = str(err.value)
+    assert text.startswith(f"{path}:3: ") and message in text
+    assert "\n" not in text
+
+
+def test_dataset_reads_rows_and_rejects_empty_or_missing(tmp_path):
+    path = tmp_path / "d.jsonl"
+    path.write_text(json.dumps(GOOD) + "\n")
+    (row,) = read_dataset(path)
+    assert (row.id, row.line, row.snapshot.number, row.gold.route) == ("o/r#1", 1, 1, None)
+    path.write_text("\n")
+    with pytest.raises(DatasetError, match="no rows"):
+        read_dataset(path)
+    with pytest.raises(DatasetError, match="no such file"):
+        read_dataset(tmp_path / "absent.jsonl")

@@ -1,0 +1,111 @@
+"""The rubric and the code must not know the dev set: no dev issue number, no dev issue title.
+
+Tuning a rule to one dev record is overfitting that the held-out set punishes, so this guards it mechanically.
+Numbers are checked against sha256 hashes kept in tests/data/ (so a fresh clone without ../shared is still
+guarded); titles need the dev set itself and are checked only when it is present.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+HASHES = ROOT / "tests" / "data" / "dev_issue_number_hashes.txt"
+SCANNED = ["triage", "templates", "labels.json", "entrypoint.py", "action.yml"]
+MIN_TITLE = 20
+# Whole tokens of 4+ digits: smaller numbers are common ints, and dev issue numbers all have more digits.
+# A digit run glued to letters or dots (hex digests, versions like 2.5.1) is not an issue number.
+NUMBER = re.compile(r"(?<![\w.])\d{4,}(?!\w|\.\d)")
+
+
+def _dev_set() -> Path | None:
+    shared = Path(os.environ.get("PTD_SHARED_DIR") or ROOT.parent / "shared")
+    path = shared / "eval" / "dev.jsonl"
+    return path if path.is_file() else None
+
+
+def _digest(number: str) -> str:
+    return hashlib.sha256(number.encode()).hexdigest()
+
+
+def _hashes() -> set[str]:
+    lines = HASHES.read_text(encoding="utf-8").splitlines()
+    return {line.strip() for line in lines if line.strip() and not line.startswith("#")}
+
+
+def _scanned_files() -> list[Path]:
+    files: list[Path] = []
+    for name in SCANNED:
+        path = ROOT / name
+        if path.is_file():
+            files.append(path)
+        elif path.is_dir():
+            files.extend(p for p in sorted(path.rglob("*")) if p.is_file() and "__pycache__" not in p.parts)
+    return files
+
+
+def _text(path: Path) -> str:
+    return path.read_bytes().decode("utf-8", errors="replace")
+
+
+def leaked_numbers(files: list[Path], hashes: set[str], root: Path = ROOT) -> list[str]:
+    found = []
+    for path in files:
+        for match in NUMBER.finditer(_text(path)):
+            if _digest(match.group().lstrip("0") or "0") in hashes:
+                found.append(f"{path.relative_to(root)}: {match.group()}")
+    return found
+
+
+def test_the_scan_covers_the_rubric_and_code():
+    names = {p.relative_to(ROOT).as_posix() for p in _scanned_files()}
+    assert "labels.json" in names
+    assert any(n.startswith("triage/") and n.endswith(".py") for n in names)
+    assert len(_hashes()) >= 100  # the hash list is the dev set's, not an empty file
+
+
+def test_no_dev_issue_number_in_rubric_or_code():
+    leaks = leaked_numbers(_scanned_files(), _hashes())
+    assert not leaks, "dev-set issue numbers found (tune rules to patterns, not records): " + "; ".join(leaks)
+
+
+def test_number_scan_catches_a_planted_number(tmp_path):
+    planted = tmp_path / "rule.yaml"
+    planted.write_text(
+        "skip: [issue 123457]  # see #123457.\nversion: 2.123457.1\nsha: ab123457 123457cd 123457.5 1234570\n"
+    )
+    hits = leaked_numbers([planted], {_digest("123457")}, root=tmp_path)
+    # the two whole tokens only: not a version part, a hex digest, a decimal or a longer number
+    assert hits == ["rule.yaml: 123457", "rule.yaml: 123457"]
+
+
+def test_hash_list_matches_the_dev_set():
+    dev = _dev_set()
+    if dev is None:
+        pytest.skip("dev set absent (fresh clone): the stored hashes are used as they are")
+    numbers = {json.loads(line)["issue"]["number"] for line in dev.read_text().splitlines() if line.strip()}
+    assert {_digest(str(n)) for n in numbers} == _hashes(), "regenerate tests/data/dev_issue_number_hashes.txt"
+
+
+def test_no_dev_issue_title_in_rubric_or_code():
+    dev = _dev_set()
+    if dev is None:
+        pytest.skip("dev set absent: titles cannot be checked without it")
+    titles = {
+        json.loads(line)["issue"]["title"].strip().lower()
+        for line in dev.read_text().splitlines()
+        if line.strip()
+    }
+    titles = {t for t in titles if len(t) >= MIN_TITLE}
+    assert titles
+    leaks = []
+    for path in _scanned_files():
+        text = " ".join(_text(path).lower().split())
+        leaks += [f"{path.relative_to(ROOT)}: {t!r}" for t in titles if " ".join(t.split()) in text]
+    assert not leaks, "dev-set titles found in rubric or code: " + "; ".join(leaks)

@@ -50,6 +50,10 @@ def analyse(snapshot: IssueSnapshot, rubric: Rubric, template_names=()) -> Analy
         environment_heading=rubric.environment_heading,
         comment_separator=rubric.comment_separator,
     )
+    return _score_topics(doc, rubric)
+
+
+def _score_topics(doc: Document, rubric: Rubric) -> Analysis:
     scores, evidence = {}, {}
     for topic in rubric.topics:
         scores[topic.name], evidence[topic.name] = score(topic.signals, doc, rubric.locations)
@@ -83,6 +87,10 @@ def step1_not_distributed(analysis: Analysis, rubric: Rubric) -> tuple[bool, str
     'not distributed' sends a real bug away, so both must hold."""
     trapped, trap_score, trap_evidence = gate(rubric.not_distributed, analysis, rubric)
     dist = analysis.distributed_score
+    if trapped:
+        # What the trap itself matched is not distributed evidence: `undefined symbol: ncclX` at
+        # `import torch` names NCCL, yet it is a packaging problem. Score again without it.
+        dist = _score_topics(analysis.doc.without([e.text for e in trap_evidence]), rubric).distributed_score
     if trapped and dist <= rubric.max_distributed_score:
         return True, (
             f"step 1: not distributed — trap score {trap_score:g} ({summarize(trap_evidence, 2)}), "

@@ -47,6 +47,14 @@ class Document:
     def folded(self, location: str) -> str:
         return self.folded_text.get(location, "")
 
+    def without(self, fragments: list[str]) -> "Document":
+        """The same document with every occurrence of the fragments blanked out."""
+        text = dict(self.text)
+        for fragment in sorted(set(fragments), key=len, reverse=True):
+            if fragment.strip():
+                text = {loc: value.replace(fragment, " ") for loc, value in text.items()}
+        return Document(text=text, code_blocks=self.code_blocks, folded_text={k: v.casefold() for k, v in text.items()})
+
 
 def _classify_line(line: str, default: str) -> str:
     if _FRAME.match(line) or _CPP_FRAME.match(line):

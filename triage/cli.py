@@ -18,6 +18,7 @@ COMMAND_MODULES = [
     "triage.commands.plan",
     "triage.commands.eval",
     "triage.commands.replay",
+    "triage.commands.sweep",
 ]
 
 

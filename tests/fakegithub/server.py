@@ -233,6 +233,11 @@ class FakeGitHub:
 
     # ---- fault injection ---------------------------------------------------------------------------------------
 
+    def clear_faults(self) -> None:
+        """Forget every injected fault that has not fired yet."""
+        with self._lock:
+            self._faults.clear()
+
     def inject(self, method: str, path_regex: str, status: int = 502, *, headers: dict[str, str] | None = None,
                body: Any = None, times: int = 1, after_effect: bool = False, delay: float = 0.0,
                drop: bool = False) -> None:

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from typing import Any, Iterable, TextIO
 
-from triage.commands.plan import add_config_options
+from triage.commands.common import add_config_options, fail
 from triage.config import ConfigError, load_bundle
 from triage.dataset import DatasetError, DatasetRow, read_dataset
 from triage.evaluate import Case, Miss, evaluate, misses, scoring_from_labels
@@ -123,15 +122,6 @@ def check_gates(figures: dict[str, Any], args: argparse.Namespace) -> int:
             print(f"ptd-triage: {name} {value:.3f} is below {flag} {threshold:.3f}", file=sys.stderr)
             failed = True
     return 1 if failed else 0
-
-
-def fail(message: str, status: int = 2) -> int:
-    """One line on stderr (and an annotation when running in GitHub Actions)."""
-    message = " ".join(message.split())
-    if os.environ.get("GITHUB_ACTIONS") == "true":
-        print(f"::error::{message}", file=sys.stderr)
-    print(f"ptd-triage: error: {message}", file=sys.stderr)
-    return status
 
 
 # --- text rendering ------------------------------------------------------------------------------------------

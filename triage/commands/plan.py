@@ -5,17 +5,11 @@ from __future__ import annotations
 import json
 import sys
 
+from triage.commands.common import add_config_options, fail
 from triage.config import ConfigError, load_bundle
 from triage.inputs import read_snapshots
 from triage.plan import Plan
 from triage.snapshot import InputError
-
-
-def add_config_options(parser) -> None:
-    """--rubric/--labels/--templates, shared by every command that plans."""
-    parser.add_argument("--rubric", metavar="YAML", help="rubric file (default: the bundled triage/rubric.yaml)")
-    parser.add_argument("--labels", metavar="JSON", help="label allowlist (default: the bundled labels.json)")
-    parser.add_argument("--templates", metavar="DIR", help="comment templates directory (default: the bundled templates/)")
 
 
 def register(subparsers) -> None:
@@ -53,8 +47,7 @@ def run(args) -> int:
         bundle = load_bundle(args.rubric, args.labels, args.templates)
         records = read_snapshots(args.files)
     except (ConfigError, InputError) as exc:
-        print(f"ptd-triage: error: {exc}", file=sys.stderr)
-        return 2
+        return fail(str(exc))
     out = sys.stdout
     for index, (_, _, snapshot) in enumerate(records):
         plan = plan_issue(snapshot, bundle, force=args.force)

@@ -11,11 +11,11 @@ import argparse
 import os
 import sys
 
-from triage.commands.eval import add_report_arguments, fail, plan_rows, report
-from triage.commands.plan import add_config_options
+from triage.commands.common import add_config_options, add_github_options, api_url, fail
+from triage.commands.eval import add_report_arguments, plan_rows, report
 from triage.config import ConfigError, load_bundle
 from triage.dataset import DatasetError, write_dataset
-from triage.github import DEFAULT_API_URL, GitHubClient, GitHubError, validate_repo
+from triage.github import GitHubClient, GitHubError, validate_repo
 from triage.replay import replay_repo
 
 DEFAULT_MAX_ISSUES = 200
@@ -28,14 +28,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Rebuild issues that carry the queue label and were triaged by people as they stood when the "
         "queue label was added, plan them, and compare with the labels people added afterwards.",
     )
-    parser.add_argument("--repo", required=True, metavar="OWNER/REPO", help="repository to replay")
-    parser.add_argument("--api-url", help="GitHub API URL (default: $GITHUB_API_URL or api.github.com)")
-    parser.add_argument(
-        "--max-issues",
-        type=_positive,
-        default=DEFAULT_MAX_ISSUES,
-        metavar="N",
-        help=f"examine at most N issues carrying the queue label (default {DEFAULT_MAX_ISSUES})",
+    add_github_options(
+        parser,
+        what="replay",
+        max_issues=DEFAULT_MAX_ISSUES,
+        max_help=f"examine at most N issues carrying the queue label (default {DEFAULT_MAX_ISSUES})",
     )
     parser.add_argument("--write-dataset", metavar="FILE", help="also save the replayed issues in the eval format")
     add_config_options(parser)
@@ -52,8 +49,7 @@ def run(args: argparse.Namespace) -> int:
         bundle = load_bundle(args.rubric, args.labels, args.templates)
     except (ConfigError, ValueError) as exc:
         return fail(str(exc))
-    api_url = args.api_url or os.environ.get("GITHUB_API_URL") or DEFAULT_API_URL
-    client = GitHubClient(token, api_url)
+    client = GitHubClient(token, api_url(args))
     try:
         rows, stats = replay_repo(client, args.repo, bundle.labels, max_issues=args.max_issues)
     except GitHubError as exc:
@@ -78,12 +74,4 @@ def run(args: argparse.Namespace) -> int:
     return report(cases, bundle, args, source=args.repo, extra={"replay": summary})
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
 

@@ -1,0 +1,183 @@
+"""Unit tests of the Action's pieces: command parsing, the role check, inputs, the router, plan -> writes, and
+the reporting helpers. The end-to-end tests (test_entrypoint_*.py) run the same code in a subprocess."""
+from __future__ import annotations
+
+import re
+
+import pytest
+from actionrun import parse_output_file
+
+from triage.app import (ActionError, Result, Router, get_input, has_retriage_command, is_bot, parse_bool,
+                        parse_count, role_allows_retriage)
+from triage.effects import AddLabels, Applied, PostComment, UnsafeWrite, apply_writes, planned_writes
+from triage.plan import Plan, PlannedComment
+from triage.report import IssueReport, Reporter, issue_markdown, md_escape
+
+
+@pytest.mark.parametrize("body", [
+    "/ptd-retriage",
+    "/ptd-retriage\n",
+    "Thanks!\r\n/ptd-retriage\r\n",
+    "   /ptd-retriage   ",
+    "```\ncode\n```\n/ptd-retriage",
+    "> quoted\n\n/ptd-retriage",
+    "<!-- hidden -->\n/ptd-retriage",
+])
+def test_command_lines_that_count(body):
+    assert has_retriage_command(body)
+
+
+@pytest.mark.parametrize("body", [
+    None, "", "/ptd-retriage please", "please /ptd-retriage", "`/ptd-retriage`", "/ptd-retriage2",
+    "```\n/ptd-retriage\n```", "````\n```\n/ptd-retriage\n````", "~~~\n/ptd-retriage\n~~~",
+    "```\nunclosed fence\n/ptd-retriage", "> /ptd-retriage", ">/ptd-retriage", "    /ptd-retriage",
+    "<!-- /ptd-retriage -->", "<!--\n/ptd-retriage\n-->", "/ptd-retriag", "/Ptd-Retriage",
+])
+def test_command_lines_that_do_not_count(body):
+    assert not has_retriage_command(body)
+
+
+@pytest.mark.parametrize("permission,allowed", [
+    ({"role_name": "admin", "permission": "admin"}, True),
+    ({"role_name": "maintain", "permission": "write"}, True),
+    ({"role_name": "write", "permission": "write"}, True),
+    ({"role_name": "triage", "permission": "read"}, True),
+    ({"role_name": "read", "permission": "read"}, False),
+    ({"role_name": "none", "permission": "none"}, False),
+    ({"role_name": "security-reviewer", "permission": "write"}, True),  # custom role built on write
+    ({"role_name": "custom-reader", "permission": "read"}, False),
+    ({"permission": "admin"}, True),  # older GHES without role_name
+    ({"permission": "read"}, False),
+    ({}, False),
+])
+def test_role_matrix(permission, allowed):
+    assert role_allows_retriage(permission)[0] is allowed
+
+
+@pytest.mark.parametrize("user,bot", [
+    ({"login": "github-actions[bot]", "type": "Bot"}, True),
+    ({"login": "some-app", "type": "Bot"}, True),
+    ({"login": "dependabot[bot]", "type": "User"}, True),
+    ({"login": "alice", "type": "User"}, False),
+])
+def test_bots(user, bot):
+    assert is_bot(user) is bot
+
+
+def test_inputs_accept_both_runner_spellings_and_trim():
+    assert get_input({"INPUT_DRY-RUN": " true "}, "dry-run") == "true"
+    assert get_input({"INPUT_DRY_RUN": "true"}, "dry-run") == "true"
+    assert get_input({}, "dry-run") == ""
+    assert parse_bool("dry-run", "") is False and parse_bool("dry-run", "TRUE") is True
+    with pytest.raises(ActionError, match="input dry-run must be true or false"):
+        parse_bool("dry-run", "yes")
+    assert parse_count("max-issues", "", default=50) == 50
+    with pytest.raises(ActionError, match="at most 10"):
+        parse_count("max-issues", "11", default=1, maximum=10)
+
+
+def test_router_errors_on_foreign_events_and_ignores_foreign_actions():
+    router = Router()
+    seen = []
+    router.on("issues.labeled")(lambda app: seen.append(app) or Result("issue"))
+    router.on("schedule")(lambda app: Result("sweep"))
+    assert router.dispatch("issues", "labeled", "APP").kind == "issue" and seen == ["APP"]
+    assert router.dispatch("schedule", None, "APP").kind == "sweep"
+    ignored = router.dispatch("issues", "closed", "APP")
+    assert ignored.kind == "ignored" and "issues.closed" in ignored.why
+    with pytest.raises(ActionError, match="event 'push' is not handled by ptd-triage; trigger it on: issues, schedule$"):
+        router.dispatch("push", None, "APP")
+
+
+# ---- plan -> writes ----------------------------------------------------------------------------------------------
+
+ALLOWED = frozenset({"triage review", "ptd-bot-triaged", "module: fsdp"})
+COMMENT = PlannedComment("not_distributed", "Hello\n\n<!-- ptd-triage:not_distributed -->\n")
+
+
+def test_writes_are_comment_first_then_all_labels_in_one_call():
+    plan = Plan(issue=3, add_labels=("triage review", "ptd-bot-triaged"), comment=COMMENT, outcome="not_distributed")
+    writes = planned_writes(plan, ALLOWED)
+    assert writes == [PostComment(3, "not_distributed", COMMENT.body), AddLabels(3, ("triage review", "ptd-bot-triaged"))]
+    assert writes[0].marker == "<!-- ptd-triage:not_distributed -->"
+
+
+def test_an_empty_plan_writes_nothing():
+    assert planned_writes(Plan(issue=3), ALLOWED) == []
+
+
+def test_a_label_outside_the_allowlist_is_refused_before_any_write():
+    with pytest.raises(UnsafeWrite, match="outside the allowlist"):
+        planned_writes(Plan(issue=3, add_labels=("module: fsdp", "high priority"), comment=COMMENT), ALLOWED)
+
+
+class _Recorder:
+    def __init__(self, fail_on: str | None = None):
+        self.calls, self.fail_on = [], fail_on
+
+    def create_comment(self, repo, number, body, *, dedupe_marker=None):
+        self.calls.append(("comment", number, dedupe_marker))
+        if self.fail_on == "comment":
+            raise RuntimeError("boom")
+        return {"id": 99}
+
+    def add_labels(self, repo, number, labels):
+        self.calls.append(("labels", number, tuple(labels)))
+        if self.fail_on == "labels":
+            raise RuntimeError("boom")
+        return []
+
+
+def test_apply_passes_the_marker_and_records_what_got_through():
+    plan = Plan(issue=4, add_labels=("ptd-bot-triaged",), comment=COMMENT)
+    client = _Recorder(fail_on="labels")
+    applied = Applied()
+    with pytest.raises(RuntimeError):
+        apply_writes(client, "o/r", planned_writes(plan, ALLOWED), applied)
+    assert client.calls == [("comment", 4, "<!-- ptd-triage:not_distributed -->"), ("labels", 4, ("ptd-bot-triaged",))]
+    assert applied.comment_template == "not_distributed" and applied.comment_id == 99 and applied.labels == ()
+
+
+def test_a_failed_comment_stops_before_the_labels():
+    client = _Recorder(fail_on="comment")
+    with pytest.raises(RuntimeError):
+        apply_writes(client, "o/r", planned_writes(Plan(issue=5, add_labels=("ptd-bot-triaged",), comment=COMMENT),
+                                                   ALLOWED))
+    assert [c[0] for c in client.calls] == ["comment"]
+
+
+# ---- reporting ---------------------------------------------------------------------------------------------------
+
+
+def test_md_escape_neutralises_links_images_and_html():
+    hostile = "![x](https://evil.example/p.png) [click](https://evil.example) <img src=x> **bold** | col\nnext"
+    escaped = md_escape(hostile)
+    assert "\n" not in escaped
+    for char in "![]()<>*|":  # every markdown/HTML metacharacter is backslash-escaped
+        assert re.search(r"(?<!\\)" + re.escape(char), escaped) is None, char
+
+
+def test_summary_escapes_reasons_from_issue_text():
+    report = IssueReport(plan={"issue": 1, "outcome": "classified", "sub_oncall": None, "modules": [],
+                               "confidence": "high", "reasons": ["matched '<script>alert(1)</script>'"]},
+                         labels_written=["module: fsdp"])
+    markdown = issue_markdown(report)
+    assert "<script>" not in markdown and "\\<script\\>" in markdown
+    assert "| Labels written | `module: fsdp` |" in markdown
+
+
+def test_outputs_survive_newlines_and_delimiter_like_text(tmp_path):
+    out = tmp_path / "out"
+    out.touch()
+    reporter = Reporter({"GITHUB_OUTPUT": str(out)})
+    value = 'line one\nplan<<EOF\n{"a": 1}\nEOF\n'
+    reporter.set_outputs({"plan": value, "outcome": "classified"})
+    parsed = parse_output_file(out.read_text(encoding="utf-8"))
+    assert parsed == {"plan": value, "outcome": "classified"}
+
+
+def test_annotations_are_single_workflow_commands(capsys):
+    Reporter({}).error("bad\nthing: 100%")
+    assert capsys.readouterr().out == "::error::bad%0Athing: 100%25\n"
+    Reporter({}, annotations=False).warning("plain\nline")
+    assert capsys.readouterr().err == "warning: plain line\n"

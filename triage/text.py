@@ -35,10 +35,9 @@ _COLLECT_ENV = re.compile(r"Collecting environment information|PyTorch version:|
 
 @dataclass(frozen=True)
 class Document:
-    """Text per location, plus the structural facts the reproduction check needs."""
+    """Text per location."""
 
     text: dict[str, str]
-    code_blocks: tuple[str, ...]
     folded_text: dict[str, str]  # case-folded copies, for the signals' cheap literal pre-check
 
     def get(self, location: str) -> str:
@@ -53,7 +52,7 @@ class Document:
         for fragment in sorted(set(fragments), key=len, reverse=True):
             if fragment.strip():
                 text = {loc: value.replace(fragment, " ") for loc, value in text.items()}
-        return Document(text=text, code_blocks=self.code_blocks, folded_text={k: v.casefold() for k, v in text.items()})
+        return Document(text=text, folded_text={k: v.casefold() for k, v in text.items()})
 
 
 def _classify_line(line: str, default: str) -> str:
@@ -70,10 +69,9 @@ def split_markdown(
     environment_heading: re.Pattern[str],
     comment_separator: re.Pattern[str] | None,
     base: str = "prose",
-) -> tuple[dict[str, list[str]], list[str]]:
-    """Return lines per location and the fenced code blocks of one markdown text."""
+) -> dict[str, list[str]]:
+    """Return the lines of one markdown text, per location."""
     out: dict[str, list[str]] = {loc: [] for loc in LOCATIONS}
-    blocks: list[str] = []
     text = _HTML_COMMENT.sub("", markdown.replace("\r\n", "\n"))
     in_env = False
     current = base
@@ -82,7 +80,6 @@ def split_markdown(
     for line in text.split("\n"):
         if fence is not None:
             if line.strip().startswith(fence):
-                blocks.append("\n".join(block))
                 body = "\n".join(block)
                 env_block = in_env or bool(_COLLECT_ENV.search(body))
                 for code_line in block:
@@ -110,10 +107,9 @@ def split_markdown(
         else:
             out[_classify_line(line, current)].append(line)
     if fence is not None:  # an unclosed fence: still code
-        blocks.append("\n".join(block))
         for code_line in block:
             out["environment" if in_env else _classify_line(code_line, "code")].append(code_line)
-    return out, blocks
+    return out
 
 
 def build_document(
@@ -126,16 +122,14 @@ def build_document(
 ) -> Document:
     lines: dict[str, list[str]] = {loc: [] for loc in LOCATIONS}
     lines["title"].append(title)
-    blocks: list[str] = []
     sources = [(body, "prose")] + [(c, "comment") for c in comments]
     for text, base in sources:
-        parts, found = split_markdown(
+        parts = split_markdown(
             text, environment_heading=environment_heading, comment_separator=comment_separator, base=base
         )
         for loc, items in parts.items():
             if base == "comment" and loc in ("prose", "code"):
                 loc = "comment"
             lines[loc].extend(items)
-        blocks.extend(found)
     text = {loc: "\n".join(items) for loc, items in lines.items() if items}
-    return Document(text=text, code_blocks=tuple(blocks), folded_text={k: v.casefold() for k, v in text.items()})
+    return Document(text=text, folded_text={k: v.casefold() for k, v in text.items()})

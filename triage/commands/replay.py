@@ -15,8 +15,6 @@ from triage.commands.common import add_config_options, add_github_options, api_u
 from triage.commands.eval import add_report_arguments, plan_rows, report
 from triage.config import ConfigError, load_bundle
 from triage.dataset import DatasetError, write_dataset
-from triage.github import GitHubClient, GitHubError, validate_repo
-from triage.replay import replay_repo
 
 DEFAULT_MAX_ISSUES = 200
 
@@ -41,6 +39,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Imported here, not at the top: building the CLI's parser must not load requests for `plan` and `eval`.
+    from triage.github import GitHubClient, GitHubError, validate_repo
+    from triage.replay import replay_repo
+
     token = os.environ.get("GITHUB_TOKEN", "")
     if not token:
         return fail("GITHUB_TOKEN is not set: replay needs a token that can read the repository's issues")

@@ -30,6 +30,7 @@ from triage.report import (
     summary_markdown,
     sweep_outputs,
 )
+from triage.github_names import DEFAULT_API_URL, is_bot_account, validate_repo
 from triage.snapshot import InputError, IssueSnapshot, snapshot_from_json
 
 RETRIAGE_COMMAND = "/ptd-retriage"
@@ -38,13 +39,11 @@ RETRIAGE_COMMAND = "/ptd-retriage"
 ALLOWED_ROLES = frozenset({"triage", "write", "maintain", "admin"})
 ALLOWED_LEGACY_PERMISSIONS = frozenset({"write", "admin"})
 MAX_SWEEP = 1000  # the search API returns at most 1000 results
-DEFAULT_API_URL = "https://api.github.com"
 OWN_COMMENT_MARK = "<!-- ptd-triage:"  # every comment we post carries it (triage.templates.comment_marker)
 
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _QUOTE = re.compile(r"^ {0,3}>")
-_REPO_SHAPE = re.compile(r"^[^/\s]+/[^/\s]+$")
 
 
 class ActionError(Exception):
@@ -105,8 +104,10 @@ class Settings:
 
 
 def check_repo(repo: str) -> str:
-    if not repo or not _REPO_SHAPE.match(repo):
-        raise ActionError(f"GITHUB_REPOSITORY must be \"owner/name\", got {repo!r}")
+    try:
+        validate_repo(repo)
+    except ValueError:
+        raise ActionError(f"GITHUB_REPOSITORY must be \"owner/name\", got {repo!r}") from None
     return repo
 
 
@@ -194,8 +195,7 @@ def has_retriage_command(body: str | None) -> bool:
 
 
 def is_bot(user: Mapping[str, Any]) -> bool:
-    login = str(user.get("login") or "")
-    return user.get("type") == "Bot" or login.endswith("[bot]")
+    return is_bot_account(str(user.get("login") or ""), user.get("type"))
 
 
 def role_allows_retriage(permission: Mapping[str, Any]) -> tuple[bool, str]:

@@ -22,13 +22,13 @@ from urllib.parse import quote
 import requests
 
 from triage import __version__
+from triage.github_names import DEFAULT_API_URL, validate_repo
 
-DEFAULT_API_URL = "https://api.github.com"
+__all__ = ["DEFAULT_API_URL", "GitHubClient", "GitHubError", "validate_repo"]
 API_VERSION = "2022-11-28"
 PER_PAGE = 100
 SECONDARY_LIMIT_MIN_WAIT = 60.0  # docs: "otherwise wait at least one minute before retrying"
 
-_REPO_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$")
 _LINK_NEXT_RE = re.compile(r'<([^>]+)>\s*;\s*rel="?next"?')
 _TRANSIENT_ERRORS = (requests.ConnectionError, requests.Timeout)
 
@@ -55,14 +55,6 @@ class _Transient(Exception):
         super().__init__(str(error))
         self.error = error
         self.maybe_processed = maybe_processed  # False when GitHub cannot have acted on the request
-
-
-def validate_repo(repo: str) -> tuple[str, str]:
-    """Split "owner/name", rejecting anything else with one clear error."""
-    if not isinstance(repo, str) or not _REPO_RE.match(repo) or repo.split("/")[1] in (".", ".."):
-        raise ValueError(f"invalid repository {repo!r}: expected \"owner/name\"")
-    owner, name = repo.split("/")
-    return owner, name
 
 
 def _error_message(response: requests.Response) -> str:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from triage.dataset import DatasetRow, derive_gold, parse_row
+from triage.github_names import is_bot_account
 from triage.labels import LabelSet
 
 # The REST issue fields a dataset row keeps (the rest is noise for planning and bloats the file).
@@ -47,7 +48,7 @@ def is_bot(actor: Any) -> bool:
     if not isinstance(actor, dict):
         return True  # a deleted ("ghost") or missing actor cannot vouch for a human decision
     login = str(actor.get("login") or "")
-    return actor.get("type") == "Bot" or login.endswith("[bot]") or not login
+    return not login or is_bot_account(login, actor.get("type"))
 
 
 def label_events(events: Iterable[dict]) -> list[dict]:

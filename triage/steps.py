@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from triage.github_names import is_bot_account
 from triage.labels import LabelSet
 from triage.rubric import Gate, Rubric
 from triage.signals import Evidence, score, summarize
@@ -34,7 +35,7 @@ def _readable_comments(snapshot: IssueSnapshot, template_names) -> list[str]:
     earlier comments included) add no evidence about the issue."""
     out = []
     for comment in snapshot.comments:
-        if comment.author_type == "Bot" or comment.author.endswith("[bot]"):
+        if is_bot_account(comment.author, comment.author_type):
             continue
         if any(has_marker(comment.body, name) for name in template_names):
             continue

@@ -6,6 +6,8 @@ import argparse
 import os
 import sys
 
+from triage.github_names import DEFAULT_API_URL
+
 
 def fail(message: str, status: int = 2) -> int:
     """One line on stderr (and an `::error::` annotation when running in GitHub Actions)."""
@@ -41,6 +43,4 @@ def add_github_options(parser: argparse.ArgumentParser, *, what: str, max_issues
 
 
 def api_url(args: argparse.Namespace) -> str:
-    from triage.github import DEFAULT_API_URL  # imported here: `plan` and `eval` never load requests
-
     return (args.api_url or os.environ.get("GITHUB_API_URL") or DEFAULT_API_URL).rstrip("/")

@@ -11,8 +11,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_NO_CACHE_DIR=1
 
 WORKDIR /action
-COPY pyproject.toml README.md labels.json action.yml entrypoint.py ./
-COPY templates ./templates
+COPY pyproject.toml README.md action.yml entrypoint.py ./
+COPY queues ./queues
 COPY triage ./triage
 RUN python -m pip install --no-input /action
 

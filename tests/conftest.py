@@ -20,8 +20,8 @@ def fake_github():
 
 @pytest.fixture
 def github_client(fake_github):
-    """A triage.github.GitHubClient for `fake_github` whose sleeps are instant and recorded in `.slept`."""
-    from triage.github import GitHubClient
+    """A triage.github.client.GitHubClient for `fake_github` whose sleeps are instant and recorded in `.slept`."""
+    from triage.github.client import GitHubClient
 
     slept: list[float] = []
     client = GitHubClient(fake_github.token, fake_github.url, sleep=slept.append, timeout=(2, 5))

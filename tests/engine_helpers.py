@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from triage.config import load_bundle
-from triage.planner import plan_issue
-from triage.snapshot import IssueSnapshot, snapshot_from_json
+from triage.config.bundle import load_bundle
+from triage.planners.rubric import plan_issue
+from triage.core.snapshot import IssueSnapshot, snapshot_from_json
 
 ROOT = Path(__file__).resolve().parents[1]
 QUEUE = "oncall: distributed"

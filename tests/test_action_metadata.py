@@ -80,5 +80,5 @@ def test_dockerfile_installs_the_package_and_runs_the_same_entrypoint():
     assert re.search(r"^RUN python -m pip install .*/action$", dockerfile, re.M)
     assert re.search(r'^ENTRYPOINT \["python", "/action/entrypoint.py"\]$', dockerfile, re.M)
     # Everything pyproject's wheel build force-includes must be copied into the image.
-    for needed in ("labels.json", "templates", "README.md", "pyproject.toml"):
+    for needed in ("queues", "README.md", "pyproject.toml"):
         assert needed in dockerfile, needed

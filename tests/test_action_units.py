@@ -7,11 +7,11 @@ import re
 import pytest
 from actionrun import parse_output_file
 
-from triage.app import (ActionError, Result, Router, get_input, has_retriage_command, is_bot, parse_bool,
+from triage.action.app import (ActionError, Result, Router, get_input, has_retriage_command, is_bot, parse_bool,
                         parse_count, role_allows_retriage)
-from triage.effects import AddLabels, Applied, PostComment, UnsafeWrite, apply_writes, planned_writes
-from triage.plan import Plan, PlannedComment
-from triage.report import IssueReport, Reporter, issue_markdown, md_escape
+from triage.core.writes import AddLabels, Applied, PostComment, UnsafeWrite, apply_writes, planned_writes
+from triage.core.plan import Plan, PlannedComment
+from triage.action.report import IssueReport, Reporter, issue_markdown, md_escape
 
 
 @pytest.mark.parametrize("body", [

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from triage.dataset import DatasetError, Gold, derive_gold, read_dataset
-from triage.evaluate import Case, evaluate, misses, scoring_from_labels, timing
-from triage.labels import parse_labels
+from triage.evaluation.dataset import DatasetError, Gold, derive_gold, read_dataset
+from triage.evaluation.evaluate import Case, evaluate, misses, scoring_from_labels, timing
+from triage.config.labels import parse_labels
 
 
 def _label(name, role, route=None):

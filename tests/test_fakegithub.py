@@ -7,7 +7,7 @@ import pytest
 import requests
 from fakegithub import FakeGitHub, contract
 
-from triage.github import GitHubClient, GitHubError
+from triage.github.client import GitHubClient, GitHubError
 
 REPO = "pytorch/pytorch"
 QUEUE = "oncall: distributed"

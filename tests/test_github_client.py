@@ -1,4 +1,4 @@
-"""Unit tests of triage.github.GitHubClient against `responses` mocks (HTTP behaviour, retries, errors)."""
+"""Unit tests of triage.github.client.GitHubClient against `responses` mocks (HTTP behaviour, retries, errors)."""
 from __future__ import annotations
 
 import random
@@ -7,7 +7,7 @@ import pytest
 import requests
 import responses
 
-from triage.github import GitHubClient, GitHubError
+from triage.github.client import GitHubClient, GitHubError
 
 API = "https://ghes.example.com/api/v3"
 TOKEN = "ghs_SECRET_token_value_123"

@@ -79,19 +79,19 @@ def test_modified_config_copies_change_the_result(tmp_path):
     baseline = plans(cli(vague))[0]
     assert baseline["sub_oncall"] == PAR and REPRO in baseline["add_labels"]
 
-    rubric = yaml.safe_load((ROOT / "triage" / "rubric.yaml").read_text())
+    rubric = yaml.safe_load((ROOT / "queues" / "distributed" / "rubric.yaml").read_text())
     rubric["routing"]["default"] = "infra"
     rubric_path = write(tmp_path / "rubric.yaml", yaml.safe_dump(rubric, allow_unicode=True))
     assert plans(cli("--rubric", rubric_path, vague))[0]["sub_oncall"] == "oncall: distributed infra"
 
-    labels = json.loads((ROOT / "labels.json").read_text())
+    labels = json.loads((ROOT / "queues" / "distributed" / "labels.json").read_text())
     next(l for l in labels["labels"] if l["name"] == REPRO)["name"] = "needs repro"
     labels_path = write(tmp_path / "labels.json", labels)
     relabelled = plans(cli("--labels", labels_path, vague))[0]
     assert "needs repro" in relabelled["add_labels"] and REPRO not in relabelled["add_labels"]
 
     templates = tmp_path / "templates"
-    shutil.copytree(ROOT / "templates", templates)
+    shutil.copytree(ROOT / "queues" / "distributed" / "templates", templates)
     (templates / "needs_distributed_reproduction.md.j2").write_text("Please share a script.")
     custom = plans(cli("--templates", templates, vague))[0]
     assert custom["comment"]["body"] == "Please share a script.\n\n<!-- ptd-triage:needs_distributed_reproduction -->\n"

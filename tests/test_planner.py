@@ -7,8 +7,8 @@ import json
 from engine_helpers import (
     INFRA, MARKER, NOT_DIST_MARK, PAR, QUEUE, REPRO, REPRO_MARK, REVIEW, bundle, fenced, plan_for, rest_comment, snap,
 )
-from triage.plan import OUTCOMES, Plan
-from triage.planner import plan_issue, propose
+from triage.core.plan import OUTCOMES, Plan
+from triage.planners.rubric import plan_issue, propose
 
 NO_REPRO = ("FSDP mixed precision gives nan loss",
             "When I enable FSDP MixedPrecision with bf16 the loss becomes nan after a few steps.")

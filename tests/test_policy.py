@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from engine_helpers import CKPT, HIGH, INFRA, MARKER, PAR, QUEUE, REPRO, REPRO_MARK, REVIEW, bundle, rest_comment, snap
-from triage.plan import Plan, PlannedComment
-from triage.policy import enforce
+from triage.core.plan import Plan, PlannedComment
+from triage.core.policy import enforce
 
 
 def run(add_labels=(), *, labels=(QUEUE,), comments=(), outcome="classified", comment=None, **kw):
@@ -126,9 +126,9 @@ def test_high_priority_is_dropped_even_if_a_fork_allowlists_it(tmp_path):
     import json
 
     from engine_helpers import ROOT
-    from triage.config import load_bundle
+    from triage.config.bundle import load_bundle
 
-    data = json.loads((ROOT / "labels.json").read_text())
+    data = json.loads((ROOT / "queues" / "distributed" / "labels.json").read_text())
     data["labels"].append({"name": HIGH, "role": "type", "description": "misconfigured fork", "color": "ff0000"})
     path = tmp_path / "labels.json"
     path.write_text(json.dumps(data))

@@ -13,11 +13,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine_helpers import HIGH, MARKER, QUEUE, REVIEW, bundle, rest_comment, snapshot_dict
-from triage.plan import OUTCOMES, Plan, PlannedComment
-from triage.planner import plan_issue
-from triage.policy import enforce
-from triage.snapshot import snapshot_from_json
-from triage.templates import comment_marker, has_marker, safe_login
+from triage.core.plan import OUTCOMES, Plan, PlannedComment
+from triage.planners.rubric import plan_issue
+from triage.core.policy import enforce
+from triage.core.snapshot import snapshot_from_json
+from triage.config.templates import comment_marker, has_marker, safe_login
 
 BUNDLE = bundle()
 ALLOWED = sorted(BUNDLE.labels.names)

@@ -8,8 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from triage.config import load_bundle
-from triage.replay import labels_at, replay_repo
+from triage.config.bundle import load_bundle
+from triage.evaluation.replay import labels_at, replay_repo
 
 ROOT = Path(__file__).resolve().parents[1]
 REPO = "acme/widgets"

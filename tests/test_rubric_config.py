@@ -10,11 +10,11 @@ import pytest
 import yaml
 
 from engine_helpers import ROOT, shared_dir
-from triage.config import ConfigError, default_paths, load_bundle
+from triage.config.bundle import ConfigError, default_paths, load_bundle
 
-RUBRIC = ROOT / "triage" / "rubric.yaml"
-LABELS = ROOT / "labels.json"
-TEMPLATES = ROOT / "templates"
+RUBRIC = ROOT / "queues" / "distributed" / "rubric.yaml"
+LABELS = ROOT / "queues" / "distributed" / "labels.json"
+TEMPLATES = ROOT / "queues" / "distributed" / "templates"
 
 # pytorch/pytorch .claude/skills/distributed-triage/distributed-labels.json: the 25 allowed names.
 EXPECTED_NAMES = {

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from engine_helpers import QUEUE, rest_comment, rest_issue, snapshot_dict
-from triage.snapshot import Comment, InputError, IssueSnapshot, snapshot_from_json
+from triage.core.snapshot import Comment, InputError, IssueSnapshot, snapshot_from_json
 
 EXAMPLES = Path(__file__).resolve().parent / "contract" / "webhooks" / "examples"
 

@@ -10,7 +10,7 @@ import pytest
 from engine_helpers import (
     CKPT, HIGH, INFRA, MARKER, PAR, QUEUE, REPRO, REPRO_MARK, REVIEW, SUB_ONCALLS, bundle, fenced, plan_for, rest_comment, snap,
 )
-from triage import steps
+from triage.core import steps
 
 FSDP_NAN = ("FSDP mixed precision gives nan loss",
             "When I enable FSDP MixedPrecision with bf16 the loss becomes nan after a few steps.")

@@ -7,9 +7,9 @@ import shutil
 import pytest
 
 from engine_helpers import ROOT
-from triage.templates import TemplatesError, comment_marker, has_marker, load_templates, safe_login
+from triage.config.templates import TemplatesError, comment_marker, has_marker, load_templates, safe_login
 
-TEMPLATES = ROOT / "templates"
+TEMPLATES = ROOT / "queues" / "distributed" / "templates"
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from triage.text import build_document
+from triage.text.document import build_document
 
 ENV = re.compile(r"(?i)\b(versions?|environment)\b")
 SEP = re.compile(r"^\S+ · comment · \d{4}-\d{2}-\d{2}\s*$")

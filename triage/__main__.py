@@ -1,5 +1,5 @@
 import sys
 
-from triage.cli import main
+from triage.cli.main import main
 
 sys.exit(main())

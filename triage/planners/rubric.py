@@ -1,7 +1,7 @@
 """The planner: (issue snapshot, bundle) -> plan, following the seed's steps in order.
 
 `propose` is the deterministic rubric planner. Whatever proposes a plan (this, or a future LLM
-planner), `plan_issue` passes it through `triage.policy.enforce`, the one gate that decides what
+planner), `plan_issue` passes it through `triage.core.policy.enforce`, the one gate that decides what
 may actually be written.
 """
 
@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import time
 
-from triage import steps
-from triage.config import Bundle
-from triage.plan import Plan, PlannedComment
-from triage.policy import enforce
-from triage.snapshot import IssueSnapshot
+from triage.core import steps
+from triage.config.bundle import Bundle
+from triage.core.plan import Plan, PlannedComment
+from triage.core.policy import enforce
+from triage.core.snapshot import IssueSnapshot
 
 
 def _comment(bundle: Bundle, name: str, snapshot: IssueSnapshot) -> PlannedComment:

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from triage.report import (
+from triage.action.report import (
     IssueReport,
     Reporter,
     error_outputs,
@@ -30,8 +30,8 @@ from triage.report import (
     summary_markdown,
     sweep_outputs,
 )
-from triage.github_names import DEFAULT_API_URL, is_bot_account, validate_repo
-from triage.snapshot import InputError, IssueSnapshot, snapshot_from_json
+from triage.github.names import DEFAULT_API_URL, is_bot_account, validate_repo
+from triage.core.snapshot import InputError, IssueSnapshot, snapshot_from_json
 
 RETRIAGE_COMMAND = "/ptd-retriage"
 # Repository roles allowed to run /ptd-retriage. `role_name` is checked first; the legacy `permission` field
@@ -39,7 +39,7 @@ RETRIAGE_COMMAND = "/ptd-retriage"
 ALLOWED_ROLES = frozenset({"triage", "write", "maintain", "admin"})
 ALLOWED_LEGACY_PERMISSIONS = frozenset({"write", "admin"})
 MAX_SWEEP = 1000  # the search API returns at most 1000 results
-OWN_COMMENT_MARK = "<!-- ptd-triage:"  # every comment we post carries it (triage.templates.comment_marker)
+OWN_COMMENT_MARK = "<!-- ptd-triage:"  # every comment we post carries it (triage.config.templates.comment_marker)
 
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
@@ -244,7 +244,7 @@ class App:
     @property
     def client(self):
         if self._client is None:
-            from triage.github import GitHubClient  # requests: only when we are going to talk to GitHub
+            from triage.github.client import GitHubClient  # requests: only when we are going to talk to GitHub
 
             cap = self.settings.max_backoff
             sleep = time.sleep if cap is None else (lambda seconds: time.sleep(min(seconds, cap)))
@@ -254,7 +254,7 @@ class App:
     @property
     def bundle(self):
         if self._bundle is None:
-            from triage.config import ConfigError, load_bundle
+            from triage.config.bundle import ConfigError, load_bundle
 
             s = self.settings
             try:
@@ -274,9 +274,9 @@ class App:
         """Plan one issue and apply the plan (unless dry run). GitHub failures end up in `report.error`, with
         whatever was written before them, so a sweep can go on and the summary tells the truth. `queue_only`
         skips an issue that is no longer open with the queue label (the sweep's search can be minutes old)."""
-        from triage.effects import Applied, UnsafeWrite, apply_writes, planned_writes
-        from triage.github import GitHubError
-        from triage.planner import plan_issue
+        from triage.core.writes import Applied, UnsafeWrite, apply_writes, planned_writes
+        from triage.github.client import GitHubError
+        from triage.planners.rubric import plan_issue
 
         s = self.settings
         number = issue.get("number") if isinstance(issue.get("number"), int) else None
@@ -317,7 +317,7 @@ class App:
 
     def sweep(self) -> Result:
         """Triage open queue issues without the marker label, up to max-issues; one failure does not stop it."""
-        from triage.github import GitHubError
+        from triage.github.client import GitHubError
 
         s = self.settings
         marker = self.bundle.labels.marker
@@ -447,7 +447,7 @@ def on_comment_created(app: App) -> Result:
 
 
 def permission_of(app: App, login: str) -> Mapping[str, Any]:
-    from triage.github import GitHubError
+    from triage.github.client import GitHubError
 
     try:
         return app.client.get_permission(app.settings.repo, login)
@@ -516,7 +516,7 @@ def main(environ: Mapping[str, str] | None = None) -> int:
     except ActionError as exc:
         return fail(reporter, str(exc))
     except Exception as exc:  # noqa: BLE001 - the last line of defence still says one clear thing
-        from triage.github import GitHubError
+        from triage.github.client import GitHubError
 
         if isinstance(exc, GitHubError):
             return fail(reporter, str(exc))

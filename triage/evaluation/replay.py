@@ -19,9 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from triage.dataset import DatasetRow, derive_gold, parse_row
-from triage.github_names import is_bot_account
-from triage.labels import LabelSet
+from triage.evaluation.dataset import DatasetRow, derive_gold, parse_row
+from triage.github.names import is_bot_account
+from triage.config.labels import LabelSet
 
 # The REST issue fields a dataset row keeps (the rest is noise for planning and bloats the file).
 ISSUE_FIELDS = ("number", "title", "body", "user", "author_association", "html_url")

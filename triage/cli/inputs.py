@@ -9,7 +9,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from triage.snapshot import IssueSnapshot, InputError, snapshot_from_json
+from triage.core.snapshot import IssueSnapshot, InputError, snapshot_from_json
 
 
 def read_records(path: str) -> Iterator[tuple[str, dict]]:

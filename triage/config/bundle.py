@@ -11,30 +11,29 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from triage.labels import LabelsError, LabelSet, load_labels
-from triage.rubric import Rubric, RubricError, load_rubric
-from triage.templates import Templates, TemplatesError, load_templates
+from triage.config.labels import LabelsError, LabelSet, load_labels
+from triage.config.rubric import Rubric, RubricError, load_rubric
+from triage.config.templates import Templates, TemplatesError, load_templates
 
-_PACKAGE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parent.parent  # triage/
+DEFAULT_QUEUE = "distributed"
 
 
 class ConfigError(ValueError):
     """Some configuration file is invalid; one line naming the file."""
 
 
-def _bundled(name: str) -> Path:
-    for candidate in (_PACKAGE / "_bundled" / name, _PACKAGE.parent / name):
-        if candidate.exists():
+def bundled_queue(name: str = DEFAULT_QUEUE) -> Path:
+    """A queue shipped with the project: `queues/NAME/` in a checkout, `triage/_bundled/queues/NAME/` in a wheel."""
+    for candidate in (_PACKAGE / "_bundled" / "queues" / name, _PACKAGE.parent / "queues" / name):
+        if candidate.is_dir():
             return candidate
-    raise ConfigError(f"bundled {name} not found (looked in {_PACKAGE / '_bundled'} and {_PACKAGE.parent})")
+    raise ConfigError(f"bundled queue {name!r} not found (looked in {_PACKAGE / '_bundled' / 'queues'} and {_PACKAGE.parent / 'queues'})")
 
 
 def default_paths() -> dict[str, Path]:
-    return {
-        "rubric": _PACKAGE / "rubric.yaml",
-        "labels": _bundled("labels.json"),
-        "templates": _bundled("templates"),
-    }
+    queue = bundled_queue()
+    return {"rubric": queue / "rubric.yaml", "labels": queue / "labels.json", "templates": queue / "templates"}
 
 
 @dataclass(frozen=True)

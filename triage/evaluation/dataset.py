@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from triage.labels import LabelSet
-from triage.snapshot import IssueSnapshot, InputError, snapshot_from_json
+from triage.config.labels import LabelSet
+from triage.core.snapshot import IssueSnapshot, InputError, snapshot_from_json
 
 ROUTES = ("parallelisms", "infra", "checkpointing")
 GOLD_ROUTES = (*ROUTES, "either")

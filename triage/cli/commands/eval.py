@@ -13,11 +13,11 @@ import sys
 import time
 from typing import Any, Iterable, TextIO
 
-from triage.commands.common import add_config_options, fail
-from triage.config import ConfigError, load_bundle
-from triage.dataset import DatasetError, DatasetRow, read_dataset
-from triage.evaluate import Case, Miss, evaluate, misses, scoring_from_labels
-from triage.planner import plan_issue
+from triage.cli.common import add_config_options, fail
+from triage.config.bundle import ConfigError, load_bundle
+from triage.evaluation.dataset import DatasetError, DatasetRow, read_dataset
+from triage.evaluation.evaluate import Case, Miss, evaluate, misses, scoring_from_labels
+from triage.planners.rubric import plan_issue
 
 # gate option -> (figure path, human name)
 GATES = {

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import sys
 
-from triage.commands.common import add_config_options, fail
-from triage.config import ConfigError, load_bundle
-from triage.inputs import read_snapshots
-from triage.plan import Plan
-from triage.snapshot import InputError
+from triage.cli.common import add_config_options, fail
+from triage.config.bundle import ConfigError, load_bundle
+from triage.cli.inputs import read_snapshots
+from triage.core.plan import Plan
+from triage.core.snapshot import InputError
 
 
 def register(subparsers) -> None:
@@ -41,7 +41,7 @@ def format_text(plan: Plan, title: str) -> str:
 
 
 def run(args) -> int:
-    from triage.planner import plan_issue
+    from triage.planners.rubric import plan_issue
 
     try:
         bundle = load_bundle(args.rubric, args.labels, args.templates)

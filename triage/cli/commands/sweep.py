@@ -1,7 +1,7 @@
 """`ptd-triage sweep --repo OWNER/REPO`: triage the queue from a terminal, exactly as the Action's scheduled sweep.
 
 Same procedure, same safety (comment before labels, labels in one call, never a duplicate comment), same
-budget: it reuses `triage.app.App.sweep`. Token from GITHUB_TOKEN; API from --api-url or GITHUB_API_URL.
+budget: it reuses `triage.action.app.App.sweep`. Token from GITHUB_TOKEN; API from --api-url or GITHUB_API_URL.
 Exit status: 0, 1 when any issue failed (the others are still done), 2 on bad input (nothing written).
 """
 
@@ -11,9 +11,9 @@ import argparse
 import json
 import os
 
-from triage.app import MAX_SWEEP, ActionError, App, Settings, check_repo, line_for, max_backoff_from
-from triage.commands.common import add_config_options, add_github_options, api_url, fail
-from triage.report import Reporter
+from triage.action.app import MAX_SWEEP, ActionError, App, Settings, check_repo, line_for, max_backoff_from
+from triage.cli.common import add_config_options, add_github_options, api_url, fail
+from triage.action.report import Reporter
 
 DEFAULT_MAX_ISSUES = 50
 

@@ -1,7 +1,7 @@
 """The seed's procedure, one function per step (0-6). Each is pure and returns its decision
 together with a one-line reason that names the evidence it rested on.
 
-`analyse` reads the issue once (title, description, comments; see `triage.text`) and scores every
+`analyse` reads the issue once (title, description, comments; see `triage.text.document`) and scores every
 rubric topic; the steps then only look at those scores and at the issue's labels.
 """
 
@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from triage.github_names import is_bot_account
-from triage.labels import LabelSet
-from triage.rubric import Gate, Rubric
-from triage.signals import Evidence, score, summarize
-from triage.snapshot import IssueSnapshot
-from triage.templates import has_marker
-from triage.text import Document, build_document
+from triage.github.names import is_bot_account
+from triage.config.labels import LabelSet
+from triage.config.rubric import Gate, Rubric
+from triage.text.matching import Evidence, score, summarize
+from triage.core.snapshot import IssueSnapshot
+from triage.config.templates import has_marker
+from triage.text.document import Document, build_document
 
 
 @dataclass(frozen=True)

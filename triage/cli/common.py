@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from triage.github_names import DEFAULT_API_URL
+from triage.github.names import DEFAULT_API_URL
 
 
 def fail(message: str, status: int = 2) -> int:

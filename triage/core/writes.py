@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from triage.plan import Plan
-from triage.templates import comment_marker
+from triage.core.plan import Plan
+from triage.config.templates import comment_marker
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ class AddLabels:
 Write = PostComment | AddLabels
 
 
-class IssueWriter(Protocol):  # the subset of triage.github.GitHubClient used here
+class IssueWriter(Protocol):  # the subset of triage.github.client.GitHubClient used here
     def create_comment(self, repo: str, number: int, body: str, *, dedupe_marker: str | None = None) -> dict: ...
     def add_labels(self, repo: str, number: int, labels: list[str]) -> list[dict]: ...
 

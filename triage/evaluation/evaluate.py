@@ -25,8 +25,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
-from triage.dataset import GOLD_ROUTES, GOLD_TYPES, ROUTES, Gold, module_routes, sub_oncall_routes
-from triage.labels import LabelSet
+from triage.evaluation.dataset import GOLD_ROUTES, GOLD_TYPES, ROUTES, Gold, module_routes, sub_oncall_routes
+from triage.config.labels import LabelSet
 
 NO_ROUTE = "none"
 

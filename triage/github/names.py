@@ -1,6 +1,6 @@
 """GitHub naming facts that need no HTTP: the default API URL, repository names, bot accounts.
 
-Kept apart from `triage.github` (which imports requests) so that the planner and the Action's cold path,
+Kept apart from `triage.github.client` (which imports requests) so that the planner and the Action's cold path,
 which must stay fast for events that are not ours, can use them too.
 """
 

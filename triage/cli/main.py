@@ -15,10 +15,10 @@ from triage import __version__
 
 # One line per subcommand; a fork adds its own here.
 COMMAND_MODULES = [
-    "triage.commands.plan",
-    "triage.commands.eval",
-    "triage.commands.replay",
-    "triage.commands.sweep",
+    "triage.cli.commands.plan",
+    "triage.cli.commands.eval",
+    "triage.cli.commands.replay",
+    "triage.cli.commands.sweep",
 ]
 
 

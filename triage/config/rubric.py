@@ -16,7 +16,7 @@ from pathlib import Path
 import yaml
 from jsonschema import Draft202012Validator
 
-from triage.signals import Signal, compile_signal
+from triage.text.matching import Signal, compile_signal
 
 ROUTES = ("parallelisms", "infra", "checkpointing")
 

@@ -14,10 +14,10 @@ plan itself, by code that does not read the issue's text at all:
 
 from __future__ import annotations
 
-from triage.config import Bundle
-from triage.plan import OUTCOMES, Plan, PlannedComment
-from triage.snapshot import IssueSnapshot
-from triage.templates import has_marker
+from triage.config.bundle import Bundle
+from triage.core.plan import OUTCOMES, Plan, PlannedComment
+from triage.core.snapshot import IssueSnapshot
+from triage.config.templates import has_marker
 
 FORBIDDEN = frozenset({"high priority"})
 # The order labels are written in: routing first, then classification, then flags, marker last.

@@ -22,7 +22,7 @@ from urllib.parse import quote
 import requests
 
 from triage import __version__
-from triage.github_names import DEFAULT_API_URL, validate_repo
+from triage.github.names import DEFAULT_API_URL, validate_repo
 
 __all__ = ["DEFAULT_API_URL", "GitHubClient", "GitHubError", "validate_repo"]
 API_VERSION = "2022-11-28"

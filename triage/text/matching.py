@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from triage.text import LOCATIONS, Document
+from triage.text.document import LOCATIONS, Document
 
 try:  # the regex parser: public as sre_parse until 3.11, private since (sre_parse still warns)
     from re import _parser as _sre_parse  # type: ignore[attr-defined]

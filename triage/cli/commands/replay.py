@@ -11,10 +11,10 @@ import argparse
 import os
 import sys
 
-from triage.commands.common import add_config_options, add_github_options, api_url, fail
-from triage.commands.eval import add_report_arguments, plan_rows, report
-from triage.config import ConfigError, load_bundle
-from triage.dataset import DatasetError, write_dataset
+from triage.cli.common import add_config_options, add_github_options, api_url, fail
+from triage.cli.commands.eval import add_report_arguments, plan_rows, report
+from triage.config.bundle import ConfigError, load_bundle
+from triage.evaluation.dataset import DatasetError, write_dataset
 
 DEFAULT_MAX_ISSUES = 200
 
@@ -40,8 +40,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Imported here, not at the top: building the CLI's parser must not load requests for `plan` and `eval`.
-    from triage.github import GitHubClient, GitHubError, validate_repo
-    from triage.replay import replay_repo
+    from triage.github.client import GitHubClient, GitHubError, validate_repo
+    from triage.evaluation.replay import replay_repo
 
     token = os.environ.get("GITHUB_TOKEN", "")
     if not token:

@@ -6,7 +6,7 @@ event that is not for us (another label, a comment without the command) must sta
 
 import sys
 
-from triage.action.app import main
+from triage.action.main import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -254,7 +254,7 @@ FSDP_WITH_REPRO = ("FSDP2 fully_shard wrong param dtype with MixedPrecisionPolic
 def expected_plan(fake, number: int, *, force: bool = False, repo: str = REPO):
     """What the planner decides for the stand-in's issue as it is now (comments included), in-process."""
     from triage.config.bundle import load_bundle
-    from triage.planners.rubric import plan_issue
+    from triage.planners import plan_issue
     from triage.core.snapshot import snapshot_from_json
 
     snapshot = snapshot_from_json(fake.issue(repo, number), fake.comments(repo, number))

@@ -7,6 +7,8 @@ from __future__ import annotations
 import pytest
 from fakegithub import FakeGitHub
 
+pytest_plugins = ["fakellm.fixtures"]
+
 
 @pytest.fixture
 def fake_github():

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from triage.config.bundle import load_bundle
-from triage.planners.rubric import plan_issue
+from triage.planners import plan_issue
 from triage.core.snapshot import IssueSnapshot, snapshot_from_json
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,11 +7,14 @@ import re
 import pytest
 from actionrun import parse_output_file
 
-from triage.action.app import (ActionError, Result, Router, get_input, has_retriage_command, is_bot, parse_bool,
-                        parse_count, role_allows_retriage)
-from triage.core.writes import AddLabels, Applied, PostComment, UnsafeWrite, apply_writes, planned_writes
+from triage.action.command import has_retriage_command, is_bot, role_allows_retriage
+from triage.action.handlers import Result, Router
+from triage.action.settings import ActionError, get_input, parse_bool, parse_count
+from triage.core.writes import AddLabels, PostComment, UnsafeWrite, planned_writes
+from triage.service.apply import Applied, apply_writes
+from triage.service.triager import IssueResult
 from triage.core.plan import Plan, PlannedComment
-from triage.action.report import IssueReport, Reporter, issue_markdown, md_escape
+from triage.action.report import Reporter, issue_markdown, md_escape
 
 
 @pytest.mark.parametrize("body", [
@@ -158,9 +161,8 @@ def test_md_escape_neutralises_links_images_and_html():
 
 
 def test_summary_escapes_reasons_from_issue_text():
-    report = IssueReport(plan={"issue": 1, "outcome": "classified", "sub_oncall": None, "modules": [],
-                               "confidence": "high", "reasons": ["matched '<script>alert(1)</script>'"]},
-                         labels_written=["module: fsdp"])
+    plan = Plan(issue=1, outcome="classified", confidence="high", reasons=("matched '<script>alert(1)</script>'",))
+    report = IssueResult(number=1, plan=plan, applied=Applied(labels=("module: fsdp",)))
     markdown = issue_markdown(report)
     assert "<script>" not in markdown and "\\<script\\>" in markdown
     assert "| Labels written | `module: fsdp` |" in markdown

@@ -11,6 +11,14 @@ from actionrun import MARKER, NOT_DISTRIBUTED, QUEUE, REPO, comment_payload, exp
 
 REACTIONS = f"/repos/{REPO}/issues/comments/{{id}}/reactions"
 
+# Every run that talks to GitHub first reads the repository's config file (one contents request; `config: none`
+# skips it). It is per run, not per issue: the budgets below count the calls about the issue.
+CONFIG_READ = f"GET /repos/{REPO}/contents/.github/ptd-triage.yml"
+
+
+def _calls(run) -> list[str]:
+    return [c for c in run.calls() if c != CONFIG_READ]
+
 
 def _triaged_issue(fake, number: int, *, extra_labels=()) -> None:
     """An issue the bot already processed (comment posted, marker label) that a human now wants redone."""
@@ -36,10 +44,14 @@ def test_allowed_roles_retriage_with_force_and_a_reaction(fake_github, tmp_path,
     run = run_action(fake_github, tmp_path, "issue_comment", comment_payload(fake_github, 41, comment))
 
     assert run.returncode == 0, run.stdout + run.stderr
-    calls = run.calls()
+    calls = _calls(run)
     assert calls[0] == f"GET /repos/{REPO}/collaborators/user-{role}/permission"
     assert calls[1] == f"POST {REACTIONS.format(id=comment['id'])}"  # acknowledged before working
     assert fake_github.reactions(REPO, comment["id"])[0]["content"] == "eyes"
+    # Then what any run on one issue costs (the issue re-read, its comments since the command is one, the
+    # comment, the labels): a command costs two calls more than an event run, the role check and the reaction.
+    assert calls[2:] == [f"GET /repos/{REPO}/issues/41", f"GET /repos/{REPO}/issues/41/comments",
+                         f"POST /repos/{REPO}/issues/41/comments", f"POST /repos/{REPO}/issues/41/labels"]
     assert set(plan.add_labels) <= set(fake_github.issue_labels(REPO, 41))
     assert run.outputs["outcome"] == plan.outcome
     assert f"/ptd-retriage by user-{role} ({role})" in run.stdout
@@ -54,7 +66,7 @@ def test_read_and_none_roles_are_denied_and_nothing_is_written(fake_github, tmp_
 
     assert run.returncode == 0
     assert run.writes == []
-    assert run.calls() == [f"GET /repos/{REPO}/collaborators/user-{role}/permission"]
+    assert _calls(run) == [f"GET /repos/{REPO}/collaborators/user-{role}/permission"]
     assert f"whose role is '{role}'" in run.stdout and "Nothing written" in run.stdout
     assert run.outputs["outcome"] == "ignored"
     assert fake_github.issue_labels(REPO, 42) == [QUEUE]
@@ -113,7 +125,8 @@ def test_command_must_be_a_line_of_its_own_outside_code_and_quotes(fake_github, 
     seed_issue(fake_github, 47, NOT_DISTRIBUTED)
     comment = _command(fake_github, 47, body, login="maint", role="maintain")
     run = run_action(fake_github, tmp_path, "issue_comment", comment_payload(fake_github, 47, comment))
-    assert run.returncode == 0 and run.requests == []
+    # Knowing the command word takes the repository's config file (the one per-run read); nothing else.
+    assert run.returncode == 0 and _calls(run) == [] and run.writes == []
     assert "has no line '/ptd-retriage'" in run.stdout
 
 
@@ -135,7 +148,7 @@ def test_retriage_on_an_issue_outside_the_queue_is_ignored(fake_github, tmp_path
     seed_issue(fake_github, 49, NOT_DISTRIBUTED, labels=("bug",))
     comment = _command(fake_github, 49, "/ptd-retriage", login="maint", role="maintain")
     run = run_action(fake_github, tmp_path, "issue_comment", comment_payload(fake_github, 49, comment))
-    assert run.returncode == 0 and run.requests == []
+    assert run.returncode == 0 and _calls(run) == [] and run.writes == []
     assert "does not have the queue label" in run.stdout
 
 

@@ -35,6 +35,7 @@ LABELS = parse_labels(
             _label("needs reproduction", "reproduction"),
             _label("feature", "type"),
             _label("enhancement", "type"),
+            _label("module: performance", "type"),
         ],
     },
     "test-labels",
@@ -55,6 +56,8 @@ def case(g, adds, outcome="routed", before=("oncall: distributed",), ms=1.0, rea
 
 def test_scoring_derives_parallelisms_modules_from_labels():
     assert set(SCORING.parallelisms_modules) == {"module: fsdp", "module: dtensor", "module: ddp"}
+    assert (SCORING.feature_label, SCORING.enhancement_label, SCORING.performance_label) == (
+        "feature", "enhancement", "module: performance")
     assert SCORING.sub_oncalls[INF] == "infra"
     assert (SCORING.review_label, SCORING.marker_label) == (REVIEW, MARK)
 
@@ -218,7 +221,8 @@ GOOD = {
     [
         ("{not json", "not valid JSON"),
         (json.dumps([1]), "expected a JSON object"),
-        (json.dumps({**GOOD, "gold": {**GOOD["gold"], "route": "nowhere"}}), "gold.route"),
+        # Route names are the configuration's (checked by `check_routes` against it); a non-name is bad here.
+        (json.dumps({**GOOD, "gold": {**GOOD["gold"], "route": 5}}), "gold.route"),
         (json.dumps({k: v for k, v in GOOD.items() if k != "gold"}), "missing 'gold'"),
         (json.dumps({**GOOD, "issue": {"title": "no number"}}), "issue.number"),
         (json.dumps({**GOOD, "gold": {**GOOD["gold"], "high_priority": "yes"}}), "gold.high_priority"),
@@ -244,3 +248,143 @@ def test_dataset_reads_rows_and_rejects_empty_or_missing(tmp_path):
         read_dataset(path)
     with pytest.raises(DatasetError, match="no such file"):
         read_dataset(tmp_path / "absent.jsonl")
+
+
+# --- halves -------------------------------------------------------------------------------------------------
+
+from triage.evaluation.evaluate import (  # noqa: E402
+    AnswerKeyError,
+    KeyEntry,
+    evaluate_key,
+    flagged_at,
+    half_of,
+    high_priority_score,
+    index_key,
+    join_key,
+    key_entry_from_json,
+    key_misses,
+    split_halves,
+    threshold_sweep,
+)
+
+
+def test_half_is_fixed_by_the_id_alone():
+    import hashlib
+
+    ids = [f"o/r#{n}" for n in range(200)]
+    halves = [half_of(i) for i in ids]
+    assert set(halves) == {"A", "B"}
+    # the documented rule, restated: first byte of sha256(id) even -> A
+    assert halves == ["A" if hashlib.sha256(i.encode()).digest()[0] % 2 == 0 else "B" for i in ids]
+    # order and company do not matter
+    cases = [case(gold("infra"), [INF, MARK], cid=i) for i in ids]
+    split = split_halves(list(reversed(cases)))
+    assert {c.id for c in split["A"]} == {i for i, h in zip(ids, halves) if h == "A"}
+    assert len(split["A"]) + len(split["B"]) == 200
+    assert 60 < len(split["A"]) < 140  # a hash, not a cut
+
+
+# --- the answer key -----------------------------------------------------------------------------------------
+
+
+def key(cid, type="bug", hp=False, criterion=None, performance=False):
+    return KeyEntry(cid, type, performance, hp, criterion if hp else None)
+
+
+def hp_case(cid, adds, score=None):
+    c = case(gold("infra"), adds, cid=cid)
+    steps = [{"step": 5, "decision": "flag" if REVIEW in adds else "no_flag", "labels": [], "score": score}]
+    return Case(id=c.id, title=c.title, gold=c.gold, plan={**c.plan, "steps": steps}, labels_before=c.labels_before)
+
+
+def test_key_line_validation_names_the_field():
+    good = {"id": "o/r#1", "type": "enhancement", "performance": True, "high_priority": False, "criterion": None,
+            "sure": "high", "why": "x"}
+    entry = key_entry_from_json(good)
+    assert (entry.type, entry.performance, entry.is_request) == ("enhancement", True, True)
+    bad = [
+        ({**good, "type": "wish"}, "'type'"),
+        ({**good, "high_priority": "yes"}, "'high_priority'"),
+        ({**good, "high_priority": True}, "'criterion'"),  # true needs a criterion
+        ({**good, "criterion": "crash"}, "'criterion' must be null"),
+        ({**good, "type": "bug"}, "'performance'"),  # performance only on an enhancement
+        ({**good, "id": ""}, "'id'"),
+        ({**good, "sure": "very"}, "'sure'"),
+    ]
+    for obj, words in bad:
+        with pytest.raises(ValueError) as info:
+            key_entry_from_json(obj)
+        assert words in str(info.value) and "\n" not in str(info.value)
+    with pytest.raises(AnswerKeyError, match="appears twice"):
+        index_key([entry, entry])
+
+
+def test_join_needs_exactly_the_datasets_ids():
+    cases = [case(gold("infra"), [MARK], cid=f"o/r#{n}") for n in (1, 2, 3)]
+    keyed = index_key([key("o/r#1"), key("o/r#2"), key("o/r#3")])
+    assert [c.id for c, _ in join_key(cases, keyed)] == ["o/r#1", "o/r#2", "o/r#3"]
+    with pytest.raises(AnswerKeyError) as info:
+        join_key(cases, index_key([key("o/r#1"), key("o/r#3"), key("o/r#9"), key("o/r#8")]))
+    message = str(info.value)
+    assert "1 dataset id(s) have no key line (first: o/r#2)" in message
+    assert "2 key id(s) are not in the dataset (first: o/r#9)" in message
+    assert "\n" not in message
+
+
+def test_key_figures_by_hand():
+    FEAT, ENH, PERF = "feature", "enhancement", "module: performance"
+    pairs = [
+        # high priority: 3 in the key, 2 flagged; 5 others, 1 flagged
+        (hp_case("o/r#1", [INF, REVIEW], 9), key("o/r#1", hp=True, criterion="crash")),
+        (hp_case("o/r#2", [INF, REVIEW], 3), key("o/r#2", hp=True, criterion="regression")),
+        (hp_case("o/r#3", [INF, MARK], 1.5), key("o/r#3", hp=True, criterion="regression")),
+        (hp_case("o/r#4", [INF, REVIEW], 4), key("o/r#4", type="other")),
+        # requests: right, wrong kind, both kinds (wrong), none; perf: 1 of 2 labelled, 1 on a non-perf request
+        (hp_case("o/r#5", [INF, ENH, PERF, MARK], 0), key("o/r#5", type="enhancement", performance=True)),
+        (hp_case("o/r#6", [INF, FEAT, MARK], 0), key("o/r#6", type="enhancement", performance=True)),
+        (hp_case("o/r#7", [INF, FEAT, ENH, MARK], 0), key("o/r#7", type="feature")),
+        (hp_case("o/r#8", [INF, MARK], 0), key("o/r#8", type="feature")),
+        (hp_case("o/r#9", [INF, FEAT, PERF, MARK], 0), key("o/r#9", type="feature")),
+        # non-requests: one typed
+        (hp_case("o/r#10", [INF, ENH, MARK], 0), key("o/r#10", type="question")),
+    ]
+    f = evaluate_key(pairs, SCORING)
+    hp = f["high_priority"]
+    assert (hp["key"], hp["flagged"], hp["others"], hp["false_flags"]) == (3, 2, 7, 1)
+    assert hp["recall"] == pytest.approx(2 / 3) and hp["false_flag_rate"] == pytest.approx(1 / 7)
+    assert hp["by_criterion"]["regression"] == {"key": 2, "flagged": 1, "recall": 0.5}
+    req = f["requests"]
+    assert (req["key"], req["right_type"], req["typed"]) == (5, 2, 4)
+    assert req["by_type"]["feature"] == {"key": 3, "right": 1, "rate": pytest.approx(1 / 3)}
+    assert req["by_type"]["enhancement"]["right"] == 1
+    assert f["non_requests"] == {"key": 5, "typed": 1, "typed_rate": pytest.approx(1 / 5)}
+    assert f["performance"] == {"key": 2, "labelled": 1, "recall": 0.5, "false_labels": 1}
+    kinds = [m.kind for m in key_misses(pairs, SCORING)]
+    assert kinds.count("key_hp_missed") == 1 and kinds.count("key_hp_false_flag") == 1
+    assert kinds.count("key_type_wrong") == req["key"] - req["right_type"]
+    assert kinds.count("key_type_on_non_request") == 1
+
+
+def test_empty_denominators_are_none_not_zero():
+    f = evaluate_key([(hp_case("o/r#1", [INF, MARK], 0), key("o/r#1"))], SCORING)
+    assert f["high_priority"]["recall"] is None and f["requests"]["right_type_rate"] is None
+    assert f["high_priority"]["false_flag_rate"] == 0
+
+
+def test_threshold_sweep_uses_the_kept_score_like_step_5():
+    pairs = [
+        (hp_case("o/r#1", [INF, REVIEW], 9), key("o/r#1", hp=True, criterion="crash")),
+        (hp_case("o/r#2", [INF, REVIEW], 3), key("o/r#2", hp=True, criterion="regression")),
+        (hp_case("o/r#3", [INF, MARK], 0), key("o/r#3", hp=True, criterion="regression")),  # score 0: never
+        (hp_case("o/r#4", [INF, REVIEW], 4), key("o/r#4")),
+        (hp_case("o/r#5", [INF, MARK], None), key("o/r#5")),  # step 5 did not run: never
+        (case(gold("infra"), [INF, MARK], cid="o/r#6"), key("o/r#6")),  # a plan without steps: never
+    ]
+    assert high_priority_score(pairs[0][0]) == 9 and high_priority_score(pairs[5][0]) is None
+    assert not flagged_at(pairs[2][0], 0) and not flagged_at(pairs[4][0], 0)
+    rows = {r["threshold"]: r for r in threshold_sweep(pairs, [5, 0.5, 3, 10])}
+    assert list(rows) == [0.5, 3, 5, 10]
+    assert (rows[3]["flagged"], rows[3]["false_flags"]) == (2, 1)
+    assert (rows[5]["flagged"], rows[5]["false_flags"]) == (1, 0)
+    assert rows[10]["recall"] == 0 and rows[0.5]["recall"] == pytest.approx(2 / 3)
+    assert rows[3]["false_flag_rate"] == pytest.approx(1 / 3)

@@ -7,8 +7,8 @@ import json
 from engine_helpers import (
     INFRA, MARKER, NOT_DIST_MARK, PAR, QUEUE, REPRO, REPRO_MARK, REVIEW, bundle, fenced, plan_for, rest_comment, snap,
 )
-from triage.core.plan import OUTCOMES, Plan
-from triage.planners.rubric import plan_issue, propose
+from triage.core.plan import OUTCOMES, Plan, PlannedComment
+from triage.planners import plan_issue
 
 NO_REPRO = ("FSDP mixed precision gives nan loss",
             "When I enable FSDP MixedPrecision with bf16 the loss becomes nan after a few steps.")
@@ -38,10 +38,18 @@ def test_force_never_duplicates_the_template_comment():
     assert any("already posted" in r for r in plan.reasons)
 
 
-def test_marker_in_a_comment_by_anyone_suppresses_the_template():
-    # even if the marker was quoted by a person, we do not post the same template a second time
+def test_marker_in_a_persons_comment_does_not_silence_the_bot():
+    # Anyone can paste our hidden marker; only a comment by our own account counts as posted.
     quoted = rest_comment("> bot said\n" + REPRO_MARK, login="someone")
-    assert plan_for(*NO_REPRO, comments=[quoted]).comment is None
+    assert plan_for(*NO_REPRO, comments=[quoted]).comment is not None
+    ours = rest_comment("earlier\n" + REPRO_MARK, login="github-actions[bot]", user_type="Bot")
+    assert plan_for(*NO_REPRO, comments=[ours]).comment is None
+
+
+def test_with_a_known_bot_login_only_its_comments_count_as_ours():
+    s, b = snap(*NO_REPRO, comments=[rest_comment("x\n" + REPRO_MARK, login="other-bot[bot]", user_type="Bot")]), bundle()
+    assert plan_issue(s, b, own_logins=frozenset({"github-actions[bot]"})).comment is not None
+    assert plan_issue(s, b, own_logins=frozenset({"other-bot[bot]"})).comment is None
 
 
 def test_a_different_templates_marker_does_not_suppress():
@@ -101,18 +109,42 @@ def test_reasons_for_routed_issue_end_with_stop():
 def test_plan_to_dict_is_json_with_the_contract_keys():
     plan = plan_for(*NO_REPRO)
     data = json.loads(json.dumps(plan.to_dict()))
-    assert set(data) == {"issue", "add_labels", "comment", "outcome", "sub_oncall", "modules", "confidence", "reasons", "elapsed_ms"}
+    assert set(data) == {"issue", "add_labels", "comment", "outcome", "sub_oncall", "modules", "confidence", "reasons",
+                         "elapsed_ms", "planner", "steps"}
+    assert [s["step"] for s in data["steps"]] == [0, 1, 2, 3, 4, 5, 6]
     assert data["comment"]["template"] == "needs_distributed_reproduction"
     assert data["issue"] == 4242 and data["outcome"] in OUTCOMES
     assert isinstance(data["elapsed_ms"], float) and data["elapsed_ms"] > 0
 
 
-def test_plan_issue_is_propose_passed_through_policy():
+class _Hostile:
+    """A planner that proposes what no rule allows, and claims an outcome its labels contradict."""
+
+    name = "hostile"
+
+    def propose(self, snapshot, bundle, *, force=False):
+        return Plan(issue=snapshot.number, outcome="classified", confidence="high",
+                    add_labels=("high priority", "wontfix", "oncall: distributed infra", "oncall: distributed parallelisms"),
+                    modules=("module: fsdp",), comment=PlannedComment("not_distributed", "<script>custom words</script>"))
+
+
+def test_plan_issue_never_bypasses_the_policy():
     s, b = snap(*NO_REPRO), bundle()
-    proposed, enforced = propose(s, b), plan_issue(s, b)
-    assert isinstance(proposed, Plan)
-    assert enforced.add_labels == proposed.add_labels  # the rubric planner already obeys the rules
-    assert enforced.comment == proposed.comment
+    plan = plan_issue(s, b, planner=_Hostile())
+    assert "high priority" not in plan.add_labels and "wontfix" not in plan.add_labels
+    assert not {"oncall: distributed infra", "oncall: distributed parallelisms"} & set(plan.add_labels)  # refuse to guess
+    assert plan.comment is None  # the not_distributed template only goes with the not-distributed flow
+    assert REVIEW in plan.add_labels
+
+
+def test_the_stated_outcome_always_matches_the_labels_written():
+    s, b = snap(*NO_REPRO), bundle()
+    plan = plan_issue(s, b, planner=_Hostile())
+    # It claimed "classified" with modules, but wrote no module and no sub-oncall: the story follows the labels.
+    assert plan.outcome == "needs_review" and plan.sub_oncall is None and plan.modules == ()
+    rubric_plan = plan_issue(s, b)
+    assert rubric_plan.outcome == "classified" and rubric_plan.sub_oncall in rubric_plan.add_labels
+    assert set(rubric_plan.modules) <= set(rubric_plan.add_labels)
 
 
 def test_planning_is_deterministic():

@@ -23,7 +23,8 @@ def test_off_allowlist_labels_are_dropped_with_a_note():
 
 def test_non_string_labels_are_dropped():
     plan = run([PAR, None, 3, ["module: fsdp"]])
-    assert plan.add_labels == (PAR, MARKER)
+    # no module survived, so the classification goes to a person (review), and the marker follows the procedure
+    assert plan.add_labels == (PAR, REVIEW, MARKER)
 
 
 def test_high_priority_is_never_added():
@@ -32,11 +33,18 @@ def test_high_priority_is_never_added():
     assert plan.add_labels == (PAR, REVIEW)
 
 
-def test_two_sub_oncalls_become_one():
+def test_two_sub_oncalls_are_refused_and_go_to_review():
     plan = run([INFRA, "module: nccl", PAR, CKPT])
-    assert [l for l in plan.add_labels if l.startswith("oncall: ")] == [INFRA]
-    assert plan.sub_oncall == INFRA
-    assert sum("dropped second sub-oncall" in r for r in plan.reasons) == 2
+    assert not [l for l in plan.add_labels if l.startswith("oncall: ")]  # refuse to guess
+    assert plan.sub_oncall is None and REVIEW in plan.add_labels and MARKER in plan.add_labels
+    assert plan.outcome == "needs_review"
+    assert any("refused 3 sub-oncalls" in r for r in plan.reasons)
+
+
+def test_a_proposed_sub_oncall_beside_an_existing_one_is_dropped_with_a_note():
+    plan = run([PAR, "module: fsdp"], labels=(QUEUE, INFRA))
+    assert PAR not in plan.add_labels and plan.sub_oncall == INFRA
+    assert any("already has" in r for r in plan.reasons)
 
 
 def test_no_sub_oncall_when_the_issue_already_has_one():
@@ -101,7 +109,7 @@ def test_nothing_to_do_adds_nothing():
 
 def test_unknown_outcome_is_treated_as_needs_review():
     plan = run([PAR], outcome="close_issue")
-    assert plan.outcome == "needs_review"
+    assert plan.outcome == "needs_review"  # parallelisms with no module: a person decides
     assert MARKER in plan.add_labels
     assert any("unknown outcome" in r for r in plan.reasons)
 
@@ -113,8 +121,10 @@ def test_canonical_label_order():
 
 def test_modules_and_confidence_are_sanitised():
     plan = run([PAR], modules=("module: fsdp", "high priority", PAR), confidence="certain")
-    assert plan.modules == ("module: fsdp",)
+    assert plan.modules == ()  # claimed, but not written: the plan's modules are the labels it writes
     assert plan.confidence is None
+    plan = run([PAR, "module: fsdp"], modules=("module: fsdp", "module: ddp"), confidence="high")
+    assert plan.modules == ("module: fsdp",) and plan.outcome == "classified"
 
 
 def test_enforce_keeps_the_proposal_reasons_first():

@@ -9,12 +9,13 @@ Two properties, thousands of random cases each:
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine_helpers import HIGH, MARKER, QUEUE, REVIEW, bundle, rest_comment, snapshot_dict
 from triage.core.plan import OUTCOMES, Plan, PlannedComment
-from triage.planners.rubric import plan_issue
+from triage.planners import plan_issue
 from triage.core.policy import enforce
 from triage.core.snapshot import snapshot_from_json
 from triage.config.templates import comment_marker, has_marker, safe_login
@@ -81,10 +82,20 @@ def check_invariants(plan: Plan, issue, proposed_outcome: str | None = None) -> 
         assert added == () and plan.comment is None
     elif plan.outcome != "high_priority":
         assert MARKER in added or MARKER in issue.labels
+    # The plan's story is derived from what will be on the issue, so it can never disagree with the labels.
+    after = set(issue.labels) | set(added)
+    assert plan.sub_oncall is None or plan.sub_oncall in after
+    assert set(plan.modules) <= after
+    if plan.outcome == "classified":
+        assert plan.sub_oncall and any(BUNDLE.labels.role(l) == "module" for l in after)
+    if plan.outcome in ("classified", "routed"):
+        assert plan.sub_oncall is not None
     if plan.comment is not None:
         name = plan.comment.template
         assert name in BUNDLE.templates.names
-        assert not any(has_marker(c.body, name) for c in issue.comments), "the same template twice"
+        # never twice from our own account (offline, without a known bot login: any bot account); a marker a
+        # person pasted does not count, or anyone could silence the bot
+        assert not any(has_marker(c.body, name) and c.by_bot for c in issue.comments), "the same template twice"
         # the body is exactly our template: nothing a planner or the issue wrote
         assert plan.comment.body == rendered(name, issue.author)
 
@@ -141,11 +152,24 @@ human_or_bot_comments = st.lists(
 )
 
 
+OFFLINE_PLANNERS = ["rubric"]  # every registered planner that needs no network; the model planners are
+# property-tested against their stand-ins in tests/test_llm_*.py
+
+
+def test_every_offline_registered_planner_is_property_tested():
+    from triage.planners import names
+
+    assert set(OFFLINE_PLANNERS) <= set(names())
+
+
+@pytest.mark.parametrize("planner_name", OFFLINE_PLANNERS)
 @settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(title=texts, body=bodies, labels=existing_labels, raw_comments=human_or_bot_comments, login=logins, force=st.booleans())
-def test_planner_invariants_for_any_issue_text(title, body, labels, raw_comments, login, force):
+def test_planner_invariants_for_any_issue_text(planner_name, title, body, labels, raw_comments, login, force):
+    from triage.planners import get_planner
+
     issue = issue_from(title, body, labels, raw_comments, login=login)
-    plan = plan_issue(issue, BUNDLE, force=force)
+    plan = plan_issue(issue, BUNDLE, force=force, planner=get_planner(planner_name))
     check_invariants(plan, issue)
     if plan.comment is not None:
         # the only issue value a template sees is a login that passed GitHub's login syntax

@@ -112,17 +112,17 @@ def test_rubric_duplicate_signal_id(tmp_path):
 
 def test_rubric_topic_naming_a_non_module_label(tmp_path):
     path = _rubric_copy(tmp_path, lambda d: d["topics"]["fsdp"].update(label="high priority"))
-    _expect_config_error("not a module label", path, rubric=path)
+    _expect_config_error("(needs role 'module')", path, rubric=path)
 
 
 def test_rubric_topic_naming_a_sub_oncall_as_module(tmp_path):
     path = _rubric_copy(tmp_path, lambda d: d["topics"]["ddp"].update(label="oncall: distributed infra"))
-    _expect_config_error("not a module label", path, rubric=path)
+    _expect_config_error("which has role 'sub-oncall' (needs role 'module')", path, rubric=path)
 
 
 def test_rubric_route_naming_a_non_sub_oncall(tmp_path):
     path = _rubric_copy(tmp_path, lambda d: d["routing"]["routes"]["infra"].update(label="module: c10d"))
-    _expect_config_error("not a sub-oncall", path, rubric=path)
+    _expect_config_error("(needs role 'sub-oncall')", path, rubric=path)
 
 
 def test_missing_rubric_file(tmp_path):
@@ -174,7 +174,7 @@ def test_labels_unknown_role(tmp_path):
 def test_labels_not_json(tmp_path):
     path = tmp_path / "labels.json"
     path.write_text("{not json")
-    _expect_config_error("not valid JSON", path, labels=path)
+    _expect_config_error("not valid YAML/JSON", path, labels=path)
 
 
 def test_labels_without_a_module_the_rubric_uses(tmp_path):

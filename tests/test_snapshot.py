@@ -99,3 +99,92 @@ def test_bad_shapes_raise_one_line_input_error(obj, fragment):
     assert fragment in message
     assert "\n" not in message
     assert isinstance(info.value, ValueError)
+
+
+# ---- bounded work and Unicode safety (issue 12) --------------------------------------------------------------------
+
+from triage.core.snapshot import MAX_COMMENT_TEXT, TEXT_LIMIT, TITLE_LIMIT  # noqa: E402
+
+
+def test_text_is_clipped_to_githubs_limits_and_the_clipping_is_recorded():
+    obj = snapshot_dict("T" * 1_000, "b" * 10_000_000, comments=["c" * 70_000, "short"])
+    snap = snapshot_from_json(obj)
+    assert len(snap.title) == TITLE_LIMIT == 256
+    assert len(snap.body) == TEXT_LIMIT == 65_536
+    assert [len(c.body) for c in snap.comments] == [65_536, 5]
+    assert snap.clipped == (
+        "title clipped to 256 characters",
+        "body clipped to 65,536 characters",
+        "1 comment clipped to 65,536 characters",
+    )
+    assert snapshot_from_json(snapshot_dict("t", "b", comments=["c"])).clipped == ()
+
+
+def test_the_first_comments_by_people_are_read_and_every_bot_comment_is_kept():
+    people = [rest_comment(f"comment {i}", login=f"user{i}", cid=i) for i in range(150)]
+    ours = rest_comment("<!-- ptd-triage:needs_distributed_reproduction -->", login="ptd-bot[bot]", user_type="Bot", cid=999)
+    snap = snapshot_from_json(snapshot_dict("t", "b", comments=people[:140] + [ours] + people[140:]))
+    human = [c.body for c in snap.comments if c.author_type == "User"]
+    assert human == [f"comment {i}" for i in range(100)]  # the first 100, in order
+    assert snap.comments[-1].id == 999  # the bot's comment (it carries a marker) is kept wherever it is
+    assert snap.comment_count == 151
+    assert snap.clipped == ("read 100 of 150 comments by people",)
+    assert len(snapshot_from_json(snapshot_dict("t", "b", comments=people), max_comments=3).comments) == 3
+
+
+def test_comment_text_by_people_has_a_total_budget():
+    full = ["x" * TEXT_LIMIT] * 7
+    snap = snapshot_from_json(snapshot_dict("t", "b", comments=full))
+    assert sum(len(c.body) for c in snap.comments) == MAX_COMMENT_TEXT
+    assert len(snap.comments) == MAX_COMMENT_TEXT // TEXT_LIMIT
+    assert "read 4 of 7 comments by people" in snap.clipped
+
+
+def test_a_10_mb_body_costs_what_a_64_kb_one_does():
+    import time
+
+    started = time.perf_counter()
+    snapshot_from_json(rest_issue("t", "\ud800" + "x" * 10_000_000))
+    assert time.perf_counter() - started < 0.2
+
+
+LONE = "\ud800"  # a lone surrogate: valid in JSON ("\ud800"), not encodable as UTF-8
+
+
+def _surrogate_issue() -> dict:
+    obj = snapshot_dict(f"FSDP {LONE} hangs", f"model = FSDP(m) {LONE}\n```\n{LONE}\n```",
+                        labels=(QUEUE, f"bad {LONE} label"), comments=[rest_comment(f"same {LONE}", login=f"bob{LONE}")])
+    obj["issue"]["user"]["login"] = f"eve{LONE}"
+    return obj
+
+
+def test_lone_surrogates_are_replaced_everywhere_in_the_snapshot():
+    snap = snapshot_from_json(_surrogate_issue())
+    texts = [snap.title, snap.body, snap.author, *snap.labels, *(c.body for c in snap.comments), *(c.author for c in snap.comments)]
+    for text in texts:
+        text.encode("utf-8")  # would raise UnicodeEncodeError before
+    assert snap.title == "FSDP \ufffd hangs" and snap.author == "eve\ufffd" and f"bad \ufffd label" in snap.labels
+
+
+def test_a_snapshot_with_surrogates_plans_and_its_plan_encodes():
+    from engine_helpers import bundle
+    from triage.planners import plan_issue
+
+    plan = plan_issue(snapshot_from_json(_surrogate_issue()), bundle())
+    json.dumps(plan.to_dict(), ensure_ascii=False).encode("utf-8")
+    assert "module: fsdp" in plan.add_labels
+
+
+def test_the_cli_plans_an_issue_with_surrogates_in_both_formats(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    path = tmp_path / "issue.json"
+    path.write_text(json.dumps(_surrogate_issue()), encoding="ascii")  # json escapes the surrogate as \ud800
+    for fmt in ("json", "text"):
+        result = subprocess.run([sys.executable, "-m", "triage", "plan", "--format", fmt, str(path)],
+                                capture_output=True, timeout=60, env={**os.environ, "PYTHONIOENCODING": "utf-8"})
+        assert result.returncode == 0, result.stderr.decode("utf-8", "replace")
+        assert b"Traceback" not in result.stderr
+        result.stdout.decode("utf-8")

@@ -37,7 +37,7 @@ loss.backward()
 
 
 def test_planning_a_representative_issue_is_well_under_10_ms():
-    from triage.planners.rubric import plan_issue
+    from triage.planners import plan_issue
 
     b = bundle()
     issue = snap(*REPRESENTATIVE, comments=["Same here on 4 nodes.", rest_comment("ci bot text", login="ci[bot]", user_type="Bot")])

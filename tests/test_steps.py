@@ -59,8 +59,8 @@ def test_step0_foreign_module_like_labels_do_not_count():
 
 def test_step0_function_reason():
     b = bundle()
-    done, why = steps.step0_already_triaged(snap("t", labels=(QUEUE, "module: ddp")), b.labels)
-    assert not done and "module: ddp" in why
+    result = steps.step0_already_triaged(snap("t", labels=(QUEUE, "module: ddp")), b.labels)
+    assert not result.stop and result.step == 0 and "module: ddp" in result.reason
 
 
 # --- step 1 -------------------------------------------------------------------------------------------
@@ -93,8 +93,7 @@ def test_step1_never_removes_the_queue_label():
     plan = plan_for(*IMPORT_SYMBOL, labels=(QUEUE, "oncall: pt2"))
     # a plan can only add: the queue label and oncall: pt2 stay because nothing removes them
     assert not hasattr(plan, "remove_labels")
-    assert set(plan.to_dict()) == {"issue", "add_labels", "comment", "outcome", "sub_oncall", "modules",
-                                   "confidence", "reasons", "elapsed_ms"}
+    assert "remove_labels" not in plan.to_dict()
     assert QUEUE not in plan.add_labels
 
 
@@ -257,7 +256,7 @@ def test_step3_existing_module_label_counts_as_evidence():
 def test_step4_bug_report_gets_no_type_label():
     plan = plan_for(FSDP_NAN[0], FSDP_NAN[1] + "\n" + REPRO_SCRIPT)
     assert not {"feature", "enhancement", "module: performance"} & set(plan.add_labels)
-    assert any(r == "step 4: a bug report, no type label" for r in plan.reasons)
+    assert any(r == "step 4: not a request, no type label" for r in plan.reasons)
 
 
 def test_step4_feature_request():

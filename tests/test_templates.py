@@ -103,3 +103,71 @@ def test_extra_templates_are_loaded_and_checked(template_dir):
     templates = load_templates(template_dir)
     assert "thanks" in templates.names
     assert templates.render("thanks", author="amy").startswith("Thanks @amy!")
+
+
+# ---- bounded and checked (issue 12) --------------------------------------------------------------------------------
+
+from triage.config.templates import HOSTILE_AUTHORS, MAX_COMMENT  # noqa: E402
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{{ 'x' * 10**8 }}",  # once: a 100-million-character comment POSTed
+        "{{ 'x' * 10**11 }}",  # would be a 100 GB string before any size check
+        "{% for i in range(100000) %}{{ 'y' * 60000 }}{% endfor %}",
+        "{{ 'z' * 65500 }}",  # under the limit alone, over it with the marker
+    ],
+)
+def test_a_template_that_renders_too_long_is_refused_at_load(template_dir, source):
+    (template_dir / "not_distributed.md.j2").write_text(source)
+    with pytest.raises(TemplatesError) as info:
+        load_templates(template_dir)
+    message = str(info.value)
+    assert "not_distributed.md.j2" in message and "\n" not in message
+    assert "65,536" in message or "65536" in message
+
+
+def test_the_longest_comment_that_fits_is_accepted(template_dir):
+    marker = comment_marker("not_distributed")
+    room = MAX_COMMENT - len(marker) - 3
+    (template_dir / "not_distributed.md.j2").write_text("{{ 'z' * %d }}" % room)
+    body = load_templates(template_dir).render("not_distributed")
+    assert len(body) == MAX_COMMENT
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{{ author.upper() }}",  # fails only when there is no valid login
+        "Hi @{{ author ~ '' if author|length < 39 else author.nope() }}",  # fails only for the longest login
+    ],
+)
+def test_a_template_that_fails_for_some_author_is_refused_at_load(template_dir, source):
+    (template_dir / "needs_distributed_reproduction.md.j2").write_text(source)
+    with pytest.raises(TemplatesError) as info:
+        load_templates(template_dir)
+    assert "needs_distributed_reproduction.md.j2" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_failure_at_triage_is_a_templates_error_naming_the_template(template_dir):
+    templates = load_templates(template_dir)
+    # a template object that fails in a way no load-time author showed (e.g. a bug in a filter)
+    templates.compiled["not_distributed"] = templates.compiled["not_distributed"].environment.from_string("{{ 1 // 0 }}")
+    with pytest.raises(TemplatesError) as info:
+        templates.render("not_distributed", author="octocat")
+    assert "not_distributed.md.j2" in str(info.value) and "division" in str(info.value)
+
+
+@pytest.mark.parametrize("author", HOSTILE_AUTHORS)
+def test_bundled_templates_render_for_every_hostile_author(author):
+    body = load_templates(TEMPLATES).render("needs_distributed_reproduction", author=author)
+    assert len(body) <= MAX_COMMENT
+    body.encode("utf-8")  # a surrogate in a login never reaches the text
+    if author and safe_login(author) is None:
+        assert author not in body
+
+
+@pytest.mark.parametrize("login", ["octocat\n", "a" * 39 + "\n", "\ud800", None, 42])
+def test_logins_with_a_trailing_newline_or_not_a_string_are_dropped(login):
+    assert safe_login(login) is None

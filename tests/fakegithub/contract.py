@@ -1,7 +1,9 @@
 """GitHub's REST contract for the operations the stand-in serves (from the in-repo copy in tests/contract/).
 
 Routes, request-body schemas and response schemas come straight from the OpenAPI-derived JSON Schemas, so the
-stand-in cannot drift from GitHub: every response it sends is validated against them.
+stand-in cannot drift from GitHub: every response it sends is validated against them. The 14 operations of the
+shared copy are joined by the few extra ones `reduce_contract.py` converted from the same OpenAPI file
+(`rest/operations-extra.jsonschema.min.json`, see SOURCES.md).
 """
 from __future__ import annotations
 
@@ -25,14 +27,22 @@ BASIC_ERROR_SCHEMA = {
 }
 
 
+# Path parameters whose value may itself contain slashes (a file path in the repository).
+MULTI_SEGMENT_PARAMS = frozenset({"path"})
+
+
+def _load(name: str) -> dict:
+    return json.loads((REST_DIR / name).read_text(encoding="utf-8"))
+
+
 @functools.cache
 def operations() -> dict[str, dict]:
-    return json.loads((REST_DIR / "operations.jsonschema.min.json").read_text(encoding="utf-8"))
+    return {**_load("operations.jsonschema.min.json"), **_load("operations-extra.jsonschema.min.json")}
 
 
 @functools.cache
 def examples() -> dict[str, dict]:
-    return json.loads((REST_DIR / "examples.json").read_text(encoding="utf-8"))
+    return {**_load("examples.json"), **_load("examples-extra.json")}
 
 
 def example(op_key: str, status: str = "200", name: str = "default"):
@@ -45,7 +55,8 @@ def routes() -> list[tuple[str, re.Pattern, str]]:
     table = []
     for key in operations():
         method, template = key.split(" ", 1)
-        pattern = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", template)
+        pattern = re.sub(r"\{(\w+)\}", lambda m: f"(?P<{m[1]}>{'.+' if m[1] in MULTI_SEGMENT_PARAMS else '[^/]+'})",
+                         template)
         table.append((method, re.compile(pattern + "$"), key))
     return table
 

@@ -2,6 +2,9 @@
 examples in the contract, with our values substituted, so they have every field the real API sends."""
 from __future__ import annotations
 
+import base64
+import hashlib
+
 from .contract import example
 
 ISSUE_OP = "GET /repos/{owner}/{repo}/issues/{issue_number}"
@@ -11,6 +14,7 @@ LABEL_OP = "POST /repos/{owner}/{repo}/labels"
 REACTION_OP = "POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions"
 PERMISSION_OP = "GET /repos/{owner}/{repo}/collaborators/{username}/permission"
 SEARCH_OP = "GET /search/issues"
+CONTENTS_OP = "GET /repos/{owner}/{repo}/contents/{path}"
 
 WEB = "https://github.com"
 
@@ -95,3 +99,28 @@ def permission(user_obj: dict, role: str) -> dict:
 
 def search_item(issue_obj: dict) -> dict:
     return dict(issue_obj, score=1.0)
+
+
+def _content_entry(repo_api: str, repo: str, path: str, ref: str, data: bytes | None, kind: str) -> dict:
+    sha = hashlib.sha1(b"blob %d\0" % len(data or b"") + (data or b"")).hexdigest()  # git's blob id
+    url = f"{repo_api}/contents/{path}?ref={ref}"
+    html = f"{WEB}/{repo}/{'blob' if kind == 'file' else 'tree'}/{ref}/{path}"
+    git = f"{repo_api}/git/{'blobs' if kind == 'file' else 'trees'}/{sha}"
+    return {"type": kind, "size": len(data or b""), "name": path.rsplit("/", 1)[-1], "path": path, "sha": sha,
+            "url": url, "git_url": git, "html_url": html,
+            "download_url": f"https://raw.githubusercontent.com/{repo}/{ref}/{path}" if kind == "file" else None,
+            "_links": {"self": url, "git": git, "html": html}}
+
+
+def content_file(repo_api: str, repo: str, path: str, ref: str, data: bytes) -> dict:
+    """A file as GET contents returns it: base64 in lines of 60 characters, like GitHub's."""
+    obj = example(CONTENTS_OP, "200", "response-if-content-is-a-file")
+    encoded = base64.b64encode(data).decode("ascii")
+    obj.update(_content_entry(repo_api, repo, path, ref, data, "file"), encoding="base64",
+               content="".join(encoded[i:i + 60] + "\n" for i in range(0, len(encoded), 60)))
+    return obj
+
+
+def content_dir_entry(repo_api: str, repo: str, path: str, ref: str, data: bytes | None) -> dict:
+    """One entry of a directory listing (a file with its size, or a sub-directory)."""
+    return _content_entry(repo_api, repo, path, ref, data, "file" if data is not None else "dir")

@@ -1,9 +1,20 @@
 """A stateful GitHub REST stand-in on 127.0.0.1 for end-to-end tests.
 
-It serves the 14 operations in tests/contract/rest/, keeps state you can seed and inspect from Python, logs every
+It serves the operations in tests/contract/rest/, keeps state you can seed and inspect from Python, logs every
 request, injects faults, and checks itself against GitHub's contract: every request body is validated against the
 operation's request schema (422 when it fails, like GitHub) and every response body against the response schema;
 a response that disagrees is recorded in `violations` (the `fake_github` fixture fails the test on teardown).
+
+It also behaves like GitHub where a client can get it wrong at scale:
+- Rate limits (`RateLimits`): a primary budget per hour (and one for search per minute) reported in the
+  `x-ratelimit-*` headers of every answer and refused with 403 once spent, and secondary limits on
+  content-creating requests per minute and per hour (403, GitHub's message and `retry-after`). Every refusal is
+  recorded in `limit_events`. Time is the server's `clock`: pass a `VirtualClock` and give its `sleep` to the
+  client, and an hour of pacing passes in milliseconds.
+- Search consistency (`search_mode`): "immediate" (search reflects every write at once, so the pages of a query
+  that excludes labelled issues shift under a sweep that labels them) or "lagging" (the search index sees a write
+  only `search_lag_seconds` of clock time and `search_lag_requests` requests after it happened, and shows the stale
+  issue until then).
 """
 from __future__ import annotations
 
@@ -26,6 +37,81 @@ ROLES = ("admin", "maintain", "write", "triage", "read", "none")
 DOCS = "https://docs.github.com/rest"
 _EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
 _QUALIFIER_RE = re.compile(r'(-?)([a-z]+):("[^"]*"|\S+)|"([^"]*)"|(\S+)')
+WRITE_METHODS = frozenset({"POST", "PATCH", "PUT", "DELETE"})
+SECONDARY_LIMIT_MESSAGE = ("You have exceeded a secondary rate limit. Please wait a few minutes before you try "
+                           "again. If you reach out to GitHub Support for help, please include the request ID.")
+PRIMARY_LIMIT_MESSAGE = "API rate limit exceeded for installation. Please wait until the rate limit resets."
+SEARCH_MODES = ("immediate", "lagging")
+
+
+class VirtualClock:
+    """Epoch seconds that move only when told to: `sleep` (hand it to the client) and `advance` add time at once."""
+
+    def __init__(self, start: float = _EPOCH.timestamp()):
+        self._now = float(start)
+        self._lock = threading.Lock()
+        self.slept: list[float] = []
+
+    def __call__(self) -> float:
+        with self._lock:
+            return self._now
+
+    def advance(self, seconds: float) -> None:
+        if seconds < 0:
+            raise ValueError("a clock does not go back")
+        with self._lock:
+            self._now += seconds
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.advance(max(seconds, 0.0))
+
+
+@dataclass
+class RateLimits:
+    """GitHub's limits as the stand-in enforces them. The defaults are a personal token's primary budget and the
+    search budget; secondary limits are off unless set (80/min and 500/h are GitHub's documented content-creation
+    limits), since a test on the real clock would have to wait them out. A `GITHUB_TOKEN` has 1,000 an hour."""
+
+    core_per_hour: int = 5000
+    search_per_minute: int = 30
+    writes_per_minute: int | None = None
+    writes_per_hour: int | None = None
+    secondary_retry_after: int = 60
+
+    @classmethod
+    def github_token(cls) -> RateLimits:
+        """A workflow's GITHUB_TOKEN with GitHub's secondary limits (tests/contract/rest/rate-limits.json)."""
+        return cls(core_per_hour=1000, search_per_minute=30, writes_per_minute=80, writes_per_hour=500)
+
+
+@dataclass
+class LimitEvent:
+    kind: str  # "primary", "search", "secondary-minute", "secondary-hour"
+    at: float
+    method: str
+    path: str
+
+
+@dataclass
+class _Window:
+    """A fixed rate-limit window that starts with its first request, as GitHub's does."""
+
+    length: float
+    limit: int
+    start: float | None = None
+    used: int = 0
+
+    def roll(self, now: float) -> None:
+        if self.start is None or now >= self.start + self.length:
+            self.start, self.used = now, 0
+
+    def headers(self, now: float, resource: str) -> dict[str, str]:
+        self.roll(now)
+        reset = int(self.start + self.length) if self.start is not None else int(now + self.length)
+        return {"x-ratelimit-limit": str(self.limit), "x-ratelimit-remaining": str(max(self.limit - self.used, 0)),
+                "x-ratelimit-used": str(self.used), "x-ratelimit-reset": str(reset),
+                "x-ratelimit-resource": resource}
 
 
 @dataclass
@@ -54,6 +140,7 @@ class Fault:
 @dataclass
 class _Issue:
     obj: dict
+    repo: str = ""
     comments: list[dict] = field(default_factory=list)
     events: list[dict] = field(default_factory=list)  # labeled / unlabeled issue events
     timeline: list[dict] = field(default_factory=list)  # events and comments, in order
@@ -68,19 +155,37 @@ class _Repo:
     roles: dict[str, str] = field(default_factory=dict)  # login -> role_name
     default_role: str = "read"  # what a non-collaborator gets on a public repository
     reactions: dict[int, list[dict]] = field(default_factory=dict)  # comment id -> reactions
+    files: dict[tuple[str, str], bytes] = field(default_factory=dict)  # (ref, path) -> content
+    default_branch: str = "main"
 
 
 class ApiError(Exception):
-    def __init__(self, status: int, message: str, errors: list[dict] | None = None):
+    def __init__(self, status: int, message: str, errors: list[dict] | None = None,
+                 headers: dict[str, str] | None = None):
         super().__init__(message)
         self.status, self.message, self.errors = status, message, errors
+        self.headers = dict(headers or {})
 
 
 class FakeGitHub:
     """Use as a context manager (or `start()`/`stop()`); `url` is the GITHUB_API_URL to hand to the client."""
 
-    def __init__(self, *, token: str = DEFAULT_TOKEN, bot_login: str = DEFAULT_BOT):
+    def __init__(self, *, token: str = DEFAULT_TOKEN, bot_login: str = DEFAULT_BOT,
+                 rate_limits: RateLimits | None = None, clock=None, search_mode: str = "immediate",
+                 search_lag_seconds: float = 0.0, search_lag_requests: int = 0):
+        if search_mode not in SEARCH_MODES:
+            raise ValueError(f"search_mode must be one of {SEARCH_MODES}, not {search_mode!r}")
         self._lock = threading.RLock()
+        self.clock = clock or time.time
+        self.rate_limits = rate_limits or RateLimits()
+        self._core = _Window(3600.0, self.rate_limits.core_per_hour)
+        self._search = _Window(60.0, self.rate_limits.search_per_minute)
+        self.write_times: list[float] = []  # clock time of every content-creating request that was accepted
+        self.limit_events: list[LimitEvent] = []
+        self.search_mode = search_mode
+        self.search_lag_seconds, self.search_lag_requests = search_lag_seconds, search_lag_requests
+        self._search_index: dict[int, tuple[str, dict]] = {}  # issue id -> (repo, issue as the index sees it)
+        self._pending_index: list[tuple[float, int, int, str, dict]] = []  # (time, request no, id, repo, issue)
         self._ids = 1000
         self._ticks = 0
         self._repos: dict[str, _Repo] = {}
@@ -179,13 +284,21 @@ class FakeGitHub:
             obj = objects.issue(repo_state.api, repo, number, self._next_id(), title=title, body=body,
                                 author=self.add_user(author, user_type=author_type), labels=label_objs,
                                 state=state, created_at=self._now(), pull_request=pull_request)
-            repo_state.issues[number] = _Issue(obj)
+            repo_state.issues[number] = _Issue(obj, repo)
+            self._search_index[obj["id"]] = (repo, json.loads(json.dumps(obj)))  # seeded state is indexed
             return obj
 
     def add_comment(self, repo: str, number: int, body: str, *, author: str = "commenter",
                     author_type: str = "User") -> dict:
         with self._lock:
             return self._create_comment(repo, number, body, self.add_user(author, user_type=author_type))
+
+    def add_file(self, repo: str, path: str, content: str | bytes, *, ref: str | None = None) -> None:
+        """Put a file in the repository (on `ref`, default the default branch) for GET contents."""
+        with self._lock:
+            state = self._repo(repo)
+            data = content.encode("utf-8") if isinstance(content, str) else bytes(content)
+            state.files[(ref or state.default_branch, path.strip("/"))] = data
 
     def add_label_event(self, repo: str, number: int, label: str, *, event: str = "labeled",
                         actor: str = "maintainer") -> dict:
@@ -224,6 +337,20 @@ class FakeGitHub:
     def writes(self) -> list[LoggedRequest]:
         """Every logged request that is not a read."""
         return [r for r in self.requests if r.method not in ("GET", "HEAD")]
+
+    @property
+    def limits_tripped(self) -> bool:
+        """Whether any request was refused by a simulated rate limit."""
+        return bool(self.limit_events)
+
+    def peak_writes(self, window: float = 60.0) -> int:
+        """The most content-creating requests accepted within any `window` seconds of clock time."""
+        times, peak, start = sorted(self.write_times), 0, 0
+        for end, t in enumerate(times):
+            while times[start] <= t - window:
+                start += 1
+            peak = max(peak, end - start + 1)
+        return peak
 
     def take_violations(self) -> list[str]:
         """Return and clear the recorded contract violations (for tests that provoke them on purpose)."""
@@ -281,13 +408,16 @@ class FakeGitHub:
         if fault and fault.delay:
             time.sleep(fault.delay)
         if fault is None or fault.after_effect:
+            rate_headers: dict[str, str] = {}
             try:
                 entry.user = self._authenticate(headers.get("Authorization"))
+                rate_headers = self._spend(method, path)
                 if body_error:
                     raise ApiError(400, body_error)
                 status, out_headers, out_body = self._dispatch(method, path, query, body, entry.user)
+                out_headers = {**rate_headers, **out_headers}
             except ApiError as err:
-                status, out_headers = err.status, {}
+                status, out_headers = err.status, {**rate_headers, **err.headers}
                 out_body = {"message": err.message, "documentation_url": DOCS}
                 if err.errors:
                     out_body["errors"] = err.errors
@@ -305,6 +435,39 @@ class FakeGitHub:
                     self.violations.append(f"{method} {path} -> {status}: " + "; ".join(problems[:3]))
         entry.status = status
         return status, out_headers, out_body, False
+
+    # ---- rate limits -------------------------------------------------------------------------------------------
+
+    def _spend(self, method: str, path: str) -> dict[str, str]:
+        """Count one authenticated request against its budget and return the rate-limit headers to send, or raise
+        the 403 GitHub answers when a primary or secondary limit is exceeded (the refusal itself is not counted)."""
+        if path == "/rate_limit":
+            return {}  # "does not count against your REST API rate limit"
+        with self._lock:
+            now = self.clock()
+            resource = "search" if path.startswith("/search/") else "core"
+            window = self._search if resource == "search" else self._core
+            window.roll(now)
+            if window.used >= window.limit:
+                self.limit_events.append(LimitEvent("primary" if resource == "core" else "search", now, method,
+                                                    path))
+                raise ApiError(403, PRIMARY_LIMIT_MESSAGE, headers=window.headers(now, resource))
+            if method in WRITE_METHODS:
+                limits = self.rate_limits
+                for kind, cap, length in (("secondary-minute", limits.writes_per_minute, 60.0),
+                                          ("secondary-hour", limits.writes_per_hour, 3600.0)):
+                    if cap is not None and sum(1 for t in self.write_times if t > now - length) >= cap:
+                        self.limit_events.append(LimitEvent(kind, now, method, path))
+                        raise ApiError(403, SECONDARY_LIMIT_MESSAGE, headers={
+                            **window.headers(now, resource), "retry-after": str(limits.secondary_retry_after)})
+                self.write_times.append(now)
+            window.used += 1
+            return window.headers(now, resource)
+
+    def rate_headers_now(self, resource: str = "core") -> dict[str, str]:
+        """The x-ratelimit-* headers as the next answer would carry them (for tests)."""
+        with self._lock:
+            return (self._search if resource == "search" else self._core).headers(self.clock(), resource)
 
     def _authenticate(self, authorization: str | None) -> str:
         scheme, _, token = (authorization or "").partition(" ")
@@ -360,7 +523,34 @@ class FakeGitHub:
 
     def _touch(self, issue: _Issue) -> str:
         issue.obj["updated_at"] = now = self._now()
+        self._index_later(issue)
         return now
+
+    # ---- the search index --------------------------------------------------------------------------------------
+
+    def _index_later(self, issue: _Issue) -> None:
+        """Queue the issue's current state for the search index (lagging mode); seen at once when immediate."""
+        snapshot = json.loads(json.dumps(issue.obj))
+        if self.search_mode == "immediate":
+            self._search_index[issue.obj["id"]] = (issue.repo, snapshot)
+        else:
+            self._pending_index.append((self.clock(), len(self.requests), issue.obj["id"], issue.repo, snapshot))
+
+    def _flush_index(self) -> None:
+        now, count = self.clock(), len(self.requests)
+        while self._pending_index:
+            at, request_no, issue_id, repo, snapshot = self._pending_index[0]
+            if now - at < self.search_lag_seconds or count - request_no < self.search_lag_requests:
+                break
+            self._search_index[issue_id] = (repo, snapshot)
+            self._pending_index.pop(0)
+
+    def _searchable(self) -> list[tuple[str, dict]]:
+        """(repo, issue) pairs as the search index sees them: the live issues when immediate."""
+        if self.search_mode == "immediate":
+            return [(repo.full_name, issue.obj) for repo in self._repos.values() for issue in repo.issues.values()]
+        self._flush_index()
+        return list(self._search_index.values())
 
     def _create_comment(self, repo: str, number: int, body: str, author: dict) -> dict:
         repo_state, issue = self._repos[repo], self._issue(repo, number)
@@ -458,17 +648,80 @@ class FakeGitHub:
     def _op_search_issues_and_pull_requests(self, query, path, **_):
         if not query.get("q", "").strip():
             raise ApiError(422, "Validation Failed", [{"resource": "Search", "field": "q", "code": "missing"}])
-        matches = [objects.search_item(issue.obj) for repo in self._repos.values() for issue in repo.issues.values()
-                   if _search_matches(query["q"], repo.full_name, issue.obj)]
-        matches.sort(key=lambda obj: obj["number"], reverse=query.get("order", "desc") == "desc")
+        sort, order = query.get("sort"), query.get("order", "desc")
+        if sort not in (None, "created", "updated", "comments") or order not in ("asc", "desc"):
+            raise ApiError(422, f"the stand-in does not support sort={sort} order={order}")
+        matches = [objects.search_item(obj) for repo, obj in self._searchable()
+                   if _search_matches(query["q"], repo, obj)]
+        if sort is None:  # "best match": the stand-in has no relevance score, so newest number first
+            matches.sort(key=lambda obj: obj["number"], reverse=order == "desc")
+        else:
+            field_name = {"created": "created_at", "updated": "updated_at", "comments": "comments"}[sort]
+            matches.sort(key=lambda obj: (obj[field_name], obj["number"]), reverse=order == "desc")
         page, headers = self._page(matches, path, query)
         return 200, headers, {"total_count": len(matches), "incomplete_results": False, "search_type": "lexical",
                               "items": page}
 
     def _op_rate_limit_get(self, **_):
-        return 200, {"X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": "4999",
-                     "X-RateLimit-Reset": str(int(time.time()) + 3600)}, contract.example(
-                         "GET /rate_limit", "200")
+        now = self.clock()
+        body = contract.example("GET /rate_limit", "200")
+        for resource, window in (("core", self._core), ("search", self._search)):
+            headers = window.headers(now, resource)
+            body["resources"][resource] = {"limit": window.limit, "remaining": int(headers["x-ratelimit-remaining"]),
+                                           "reset": int(headers["x-ratelimit-reset"]), "used": window.used}
+        body["rate"] = dict(body["resources"]["core"])
+        core = self._core.headers(now, "core")
+        return 200, {"X-RateLimit-Limit": core["x-ratelimit-limit"],
+                     "X-RateLimit-Remaining": core["x-ratelimit-remaining"],
+                     "X-RateLimit-Reset": core["x-ratelimit-reset"]}, body
+
+    def _op_repos_get_content(self, repo, params, query, **_):
+        state = self._repos[repo]
+        ref = query.get("ref") or state.default_branch
+        path = params["path"].strip("/")
+        if (ref, path) in state.files:
+            return 200, {}, objects.content_file(state.api, repo, path, ref, state.files[(ref, path)])
+        prefix = path + "/"
+        children: dict[str, bytes | None] = {}
+        for (file_ref, file_path), data in state.files.items():
+            if file_ref == ref and file_path.startswith(prefix):
+                name, _, rest = file_path[len(prefix):].partition("/")
+                children[prefix + name] = None if rest else data
+        if not children:
+            raise ApiError(404, "Not Found")
+        return 200, {}, [objects.content_dir_entry(state.api, repo, child, ref, data)
+                         for child, data in sorted(children.items())]
+
+    def _op_issues_get_label(self, repo, params, **_):
+        found = self._repos[repo].labels.get(params["name"].lower())
+        if found is None:
+            raise ApiError(404, "Not Found")
+        return 200, {}, found
+
+    def _op_issues_update_label(self, repo, params, body, **_):
+        labels = self._repos[repo].labels
+        found = labels.get(params["name"].lower())
+        if found is None:
+            raise ApiError(404, "Not Found")
+        body = body or {}
+        new_name = body.get("new_name")
+        if new_name is not None and new_name.lower() != found["name"].lower() and new_name.lower() in labels:
+            raise ApiError(422, "Validation Failed", [{"resource": "Label", "code": "already_exists",
+                                                       "field": "name"}])
+        if "color" in body:
+            found["color"] = body["color"].lstrip("#")
+        if "description" in body:
+            found["description"] = body["description"]
+        if new_name is not None:
+            del labels[found["name"].lower()]
+            found["name"] = new_name
+            found["url"] = f"{self._repos[repo].api}/labels/{new_name}"
+            labels[new_name.lower()] = found
+        for issue in self._repos[repo].issues.values():  # issues carry copies of their labels
+            for carried in issue.obj["labels"]:
+                if carried["id"] == found["id"]:
+                    carried.update(found)
+        return 200, {}, found
 
 
 def _search_matches(q: str, repo: str, issue: dict) -> bool:

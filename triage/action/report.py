@@ -1,9 +1,8 @@
 """What a run tells people: step outputs, the step summary (markdown) and annotations.
 
-Outputs and annotations go through actions-toolkit's command primitives (`actions_toolkit.command`,
-`actions_toolkit.file_command`): the same code `actions_toolkit.core.set_output/error/warning` wraps, but
-without `core`'s import of `requests` (for its OIDC client), which costs ~0.1 s of cold start on every event,
-including the many events the Action ignores.
+Outputs and annotations use the documented workflow-command formats (`triage.action.workflow_commands`).
+Everything written is made safe first: text that cannot be encoded (a lone surrogate from an issue) is replaced,
+never allowed to fail a run after its labels were written.
 
 Issue text is hostile: anything in a summary that came from an issue (reasons quote evidence) is escaped so
 it renders as text, never as markdown links, images or HTML.
@@ -15,13 +14,12 @@ import json
 import os
 import re
 import sys
-from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from actions_toolkit.command import issue_command
-from actions_toolkit.file_command import prepare_key_value_message
+from triage.service.summary import line_for  # noqa: F401 - re-exported for the handlers
+from triage.action.workflow_commands import issue_command, prepare_key_value_message
 
-OUTPUT_NAMES = ("outcome", "labels-added", "sub-oncall", "modules", "plan")
+OUTPUT_NAMES = ("outcome", "labels-added", "sub-oncall", "modules", "plan", "triaged", "flagged", "failed", "left")
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~])")
 
 
@@ -30,17 +28,11 @@ def md_escape(text: str) -> str:
     return _MD_SPECIAL.sub(r"\\\1", " ".join(str(text).split())).replace("&", "&amp;")
 
 
-@dataclass
-class IssueReport:
-    """One issue's plan and what was written for it (or would have been, in a dry run)."""
 
-    plan: dict
-    labels_written: list[str] = field(default_factory=list)
-    comment_posted: str | None = None  # template name
-    dry_run: bool = False
-    forced: bool = False
-    error: str | None = None
-    stop_sweep: bool = False  # the error will repeat for every issue (credentials, permission, rate limit)
+
+def safe_text(text: Any) -> str:
+    """Text any stream or file can take: unencodable characters (lone surrogates) become U+FFFD."""
+    return str(text).encode("utf-8", "replace").decode("utf-8")
 
 
 class Reporter:
@@ -59,14 +51,14 @@ class Reporter:
     # ---- log lines and annotations -----------------------------------------------------------------------------
 
     def info(self, message: str) -> None:
-        print(message, flush=True)
+        print(safe_text(message), flush=True)
 
     def _annotate(self, kind: str, message: str) -> None:
         if self.annotations:
-            issue_command(kind, {}, message)  # escapes %, CR and LF: always one workflow command
+            issue_command(kind, {}, safe_text(message))  # escapes %, CR and LF: always one workflow command
             sys.stdout.flush()
         else:
-            print(f"{kind}: {' '.join(str(message).split())}", file=sys.stderr, flush=True)
+            print(f"{kind}: {' '.join(safe_text(message).split())}", file=sys.stderr, flush=True)
 
     def notice(self, message: str) -> None:
         self._annotate("notice", message)
@@ -85,84 +77,147 @@ class Reporter:
             return
         with open(self.output_path, "a", encoding="utf-8", newline="") as handle:
             for name, value in outputs.items():
-                handle.write(prepare_key_value_message(name, value) + os.linesep)
+                handle.write(prepare_key_value_message(name, safe_text(value)) + os.linesep)
 
     def write_summary(self, markdown: str) -> None:
         if not self.summary_path:
             return
         with open(self.summary_path, "a", encoding="utf-8") as handle:
-            handle.write(markdown.rstrip() + "\n")
+            handle.write(safe_text(markdown).rstrip() + "\n")
 
 
 # ---- what the outputs and the summary say ------------------------------------------------------------------------
 
 
+def _counts(results) -> dict[str, int]:
+    return {
+        "triaged": sum(1 for r in results if r.plan is not None and not r.error and not r.left),
+        "flagged": sum(1 for r in results if r.needs_person),
+        "failed": sum(1 for r in results if r.error),
+    }
+
+
 def ignored_outputs() -> dict[str, str]:
-    return {"outcome": "ignored", "labels-added": "[]", "sub-oncall": "", "modules": "[]", "plan": "null"}
+    return {"outcome": "ignored", "labels-added": "[]", "sub-oncall": "", "modules": "[]", "plan": "null",
+            "triaged": "0", "flagged": "0", "failed": "0", "left": "0"}
 
 
 def error_outputs() -> dict[str, str]:
     return dict(ignored_outputs(), outcome="error")
 
 
-def issue_outputs(report: IssueReport) -> dict[str, str]:
-    plan = report.plan
+def plan_dict(result) -> dict | None:
+    return result.plan.to_dict() if result.plan is not None else None
+
+
+def issue_outputs(result) -> dict[str, str]:
+    plan = result.plan
+    counts = _counts([result])
     return {
-        "outcome": plan["outcome"],
-        "labels-added": json.dumps(report.labels_written),
-        "sub-oncall": plan.get("sub_oncall") or "",
-        "modules": json.dumps(plan.get("modules") or []),
-        "plan": json.dumps(plan, sort_keys=True),
+        "outcome": result.outcome,
+        "labels-added": json.dumps(list(result.labels_written)),
+        "sub-oncall": (plan.sub_oncall if plan else None) or "",
+        "modules": json.dumps(list(plan.modules) if plan else []),
+        "plan": json.dumps(plan_dict(result), sort_keys=True),
+        **{k: str(v) for k, v in counts.items()}, "left": "0",
     }
 
 
-def sweep_outputs(reports: list[IssueReport]) -> dict[str, str]:
+def sweep_outputs(sweep) -> dict[str, str]:
     """A sweep has many plans: `plan` is their list, `labels-added` the union of the labels written."""
-    added = sorted({label for r in reports for label in r.labels_written})
-    modules = sorted({m for r in reports for m in (r.plan.get("modules") or [])})
+    results = sweep.results
+    added = sorted({label for r in results for label in r.labels_written})
+    modules = sorted({m for r in results if r.plan for m in r.plan.modules})
     return {
         "outcome": "swept",
         "labels-added": json.dumps(added),
         "sub-oncall": "",
         "modules": json.dumps(modules),
-        "plan": json.dumps([r.plan for r in reports], sort_keys=True),
+        "plan": json.dumps([plan_dict(r) for r in results], sort_keys=True),
+        **{k: str(v) for k, v in _counts(results).items()}, "left": str(sweep.left),
     }
 
 
 def _code(text: str) -> str:
-    return "`" + str(text).replace("`", "'") + "`"
+    return "`" + safe_text(text).replace("`", "'") + "`"
 
 
-def issue_markdown(report: IssueReport) -> str:
-    plan = report.plan
-    number = plan.get("issue")
-    lines = [f"### Issue #{number}: {_code(plan.get('outcome', 'error'))}" + (" (dry run)" if report.dry_run else ""), ""]
-    if report.error:
-        lines += [f"**Failed:** {md_escape(report.error)}", ""]
+def _link(result) -> str:
+    title = md_escape(result.title[:80]) if result.title else ""
+    if result.url:
+        return f"[#{result.number}]({result.url})" + (f" {title}" if title else "")
+    return f"#{result.number}" + (f" {title}" if title else "")
+
+
+def issue_markdown(result) -> str:
+    plan = result.plan
+    heading = "failed" if result.error else result.outcome
+    lines = [f"### {_link(result) if result.number else 'Search'}: {_code(heading)}"
+             + (" (dry run)" if result.dry_run else ""), ""]
+    if result.error:
+        lines += [f"**Failed:** {md_escape(result.error)}"
+                  + (f" (it had planned {_code(plan.outcome)})" if plan is not None else ""), ""]
+    if result.left:
+        lines += [f"Left: {md_escape(result.left)}", ""]
+    if plan is None:
+        return "\n".join(lines) + "\n"
     lines += [
         "| | |",
         "| --- | --- |",
-        f"| Sub-oncall | {_code(plan['sub_oncall']) if plan.get('sub_oncall') else '-'} |",
-        f"| Modules | {', '.join(_code(m) for m in plan.get('modules') or []) or '-'} |",
-        f"| Confidence | {plan.get('confidence') or '-'} |",
-        f"| Forced re-triage | {'yes' if report.forced else 'no'} |",
+        f"| Planner | {_code(plan.planner)} |",
+        f"| Sub-oncall | {_code(plan.sub_oncall) if plan.sub_oncall else '-'} |",
+        f"| Modules | {', '.join(_code(m) for m in plan.modules) or '-'} |",
+        f"| Confidence | {plan.confidence or '-'} |",
+        f"| Forced re-triage | {'yes' if result.forced else 'no'} |",
     ]
-    verb = "Would add labels" if report.dry_run else "Labels written"
-    lines.append(f"| {verb} | {', '.join(_code(l) for l in report.labels_written) or 'none'} |")
-    comment = report.comment_posted
-    lines.append(f"| {'Would post comment' if report.dry_run else 'Comment posted'} | {_code(comment) if comment else 'none'} |")
-    reasons = plan.get("reasons") or []
-    if reasons:
-        lines += ["", "Steps and evidence:", ""] + [f"{i}. {md_escape(r)}" for i, r in enumerate(reasons, 1)]
+    verb = "Would add labels" if result.dry_run else "Labels written"
+    lines.append(f"| {verb} | {', '.join(_code(l) for l in result.labels_written) or 'none'} |")
+    comment = result.comment_posted
+    lines.append(f"| {'Would post comment' if result.dry_run else 'Comment posted'} | {_code(comment) if comment else 'none'} |")
+    deciders = sorted({getattr(step, "by", plan.planner) for step in plan.steps if not step.skipped})
+    if deciders and deciders != ["rubric"]:
+        by_step = ", ".join(f"{step.step}: {getattr(step, 'by', plan.planner)}" for step in plan.steps if not step.skipped)
+        lines.append(f"| Decided by (step: planner) | {md_escape(by_step)} |")
+    if plan.usage:
+        lines.append(f"| Model usage | {md_escape(json.dumps(plan.usage, sort_keys=True))} |")
+    if plan.reasons:
+        lines += ["", "Steps and evidence:", ""] + [f"{i}. {md_escape(r)}" for i, r in enumerate(plan.reasons, 1)]
     return "\n".join(lines) + "\n"
 
 
-def summary_markdown(title: str, reports: list[IssueReport], notes: list[str] = ()) -> str:
+def summary_markdown(title: str, results, notes=(), *, sweep=None) -> str:
+    """For people: for a sweep, a table of every issue and the totals first, what needs a person, details below."""
     parts = [f"## ptd-triage: {md_escape(title)}", ""]
     parts += [f"- {md_escape(n)}" for n in notes]
     if notes:
         parts.append("")
-    if not reports:
+    if sweep is not None:
+        counts = _counts(results)
+        skipped = sum(sweep.skipped.values())
+        parts += [f"**Found {sweep.found}** queue issue(s) without the marker: triaged {counts['triaged']}, "
+                  f"waiting for a person {counts['flagged']}, failed {counts['failed']}, skipped {skipped}, "
+                  f"left for the next sweep {sweep.left}.", ""]
+        for why, count in sorted(sweep.skipped.items()):
+            parts.append(f"- skipped {count}: {md_escape(why)}")
+        if sweep.stopped:
+            parts.append(f"- stopped early: {md_escape(sweep.stopped)}")
+        if sweep.skipped or sweep.stopped:
+            parts.append("")
+        if results:
+            parts += ["| Issue | Outcome | Labels added | Needs a person |", "| --- | --- | --- | --- |"]
+            for r in results:
+                labels = ", ".join(_code(l) for l in r.labels_written) or "-"
+                person = "**yes**" if r.needs_person else ("failed" if r.error else "no")
+                parts.append(f"| {_link(r) if r.number else 'search'} | {_code('failed' if r.error else r.outcome)} "
+                             f"| {labels} | {person} |")
+            parts.append("")
+            waiting = [r for r in results if r.needs_person]
+            if waiting:
+                parts += ["Needs a person: " + ", ".join(_link(r) for r in waiting), ""]
+            parts += ["<details><summary>Details per issue</summary>", ""]
+    if not results:
         parts.append("No issue was triaged.")
-    parts += [issue_markdown(r) for r in reports]
+    parts += [issue_markdown(r) for r in results]
+    if sweep is not None and results:
+        parts += ["</details>", ""]
     return "\n".join(parts)

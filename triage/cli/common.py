@@ -1,17 +1,24 @@
-"""Pieces every subcommand shares: the config options, the GitHub options, and how errors are printed."""
+"""Pieces every subcommand shares: the config options, the GitHub options, and the one error handler.
+
+Commands raise `CliError` (or the library's own one-line errors: configuration, input, GitHub) and
+`run_command` turns each into one line on stderr and an exit status, in the spirit of pre-commit's typed
+commands behind one handler. Nothing here imports requests: commands that talk to GitHub build the client
+through `github_client`, which imports it when called.
+"""
 
 from __future__ import annotations
 
 import argparse
 import os
 import sys
+from pathlib import Path
 
-from triage.github.names import DEFAULT_API_URL
+from triage.github.names import resolve_api_url, resolve_token, validate_repo
 
 
 def fail(message: str, status: int = 2) -> int:
     """One line on stderr (and an `::error::` annotation when running in GitHub Actions)."""
-    message = " ".join(message.split())
+    message = " ".join(str(message).encode("utf-8", "replace").decode("utf-8").split())
     if os.environ.get("GITHUB_ACTIONS") == "true":
         print(f"::error::{message}", file=sys.stderr)
     print(f"ptd-triage: error: {message}", file=sys.stderr)
@@ -28,8 +35,25 @@ def positive_int(text: str) -> int:
     return value
 
 
+class _ConfigAction(argparse.Action):
+    """--config DIR: a queue folder (rubric.yaml, labels.json, templates/) sets the defaults of --rubric/--labels/
+    --templates (an explicit one still wins); a repository config file (`ptd-triage.yml`, layered over the bundled
+    queue it names) is read by `load_config`."""
+
+    def __call__(self, parser, namespace, value, option_string=None):
+        setattr(namespace, self.dest, value)
+        if os.path.isdir(value):
+            for name, part in (("rubric", "rubric.yaml"), ("labels", "labels.json"), ("templates", "templates")):
+                if getattr(namespace, name, None) is None:
+                    setattr(namespace, name, os.path.join(value, part))
+                    namespace._from_config = getattr(namespace, "_from_config", set()) | {name}
+
+
 def add_config_options(parser: argparse.ArgumentParser) -> None:
-    """--rubric/--labels/--templates, shared by every command that plans."""
+    """--config, and --rubric/--labels/--templates, shared by every command that plans."""
+    parser.add_argument("--config", metavar="DIR", action=_ConfigAction,
+                        help="a queue folder (rubric.yaml, labels.json, templates/), e.g. queues/pt2, or a repository "
+                             "config file (.github/ptd-triage.yml); default: the bundled distributed queue")
     parser.add_argument("--rubric", metavar="YAML", help="rubric file (default: the bundled triage/rubric.yaml)")
     parser.add_argument("--labels", metavar="JSON", help="label allowlist (default: the bundled labels.json)")
     parser.add_argument("--templates", metavar="DIR", help="comment templates directory (default: the bundled templates/)")
@@ -43,4 +67,130 @@ def add_github_options(parser: argparse.ArgumentParser, *, what: str, max_issues
 
 
 def api_url(args: argparse.Namespace) -> str:
-    return (args.api_url or os.environ.get("GITHUB_API_URL") or DEFAULT_API_URL).rstrip("/")
+    try:
+        return resolve_api_url(args.api_url, os.environ)
+    except ValueError as exc:
+        raise CliError(f"--api-url: {exc}") from None
+
+
+class CliError(Exception):
+    """Bad input on the command line: one line, exit status 2 (or `status`), nothing written."""
+
+    def __init__(self, message: str, status: int = 2):
+        super().__init__(message)
+        self.status = status
+
+
+def positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError("must be more than 0 seconds")
+    return value
+
+
+def load_config(args: argparse.Namespace):
+    """The bundle the options name: --config (a queue folder or a repository config file), then any of
+    --rubric/--labels/--templates on top."""
+    from triage.config.bundle import compile_sources
+
+    return compile_sources(config_sources(args))
+
+
+def config_sources(args: argparse.Namespace):
+    """The options' configuration before compiling (what `validate` checks)."""
+    from triage.config.bundle import queue_folder, read_sources
+    from triage.config.repo import load_repo_config_file, sources_for
+
+    config = getattr(args, "config", None)
+    explicit = {name: getattr(args, name, None) for name in ("rubric", "labels", "templates")}
+    if config and not os.path.isdir(config):
+        return sources_for(load_repo_config_file(config), **explicit)
+    if config:
+        queue_folder(config)
+    from triage.config.bundle import default_paths
+
+    paths = default_paths()
+    return read_sources(*(Path(explicit[name] or paths[name]).resolve() for name in ("rubric", "labels", "templates")))
+
+
+def github_client(args: argparse.Namespace, *, write: bool):
+    """A client for --repo/--api-url with the token from GITHUB_TOKEN; errors name the flag or variable at fault."""
+    try:
+        validate_repo(args.repo)
+    except ValueError:
+        raise CliError(f"--repo must be \"owner/name\", got {args.repo!r}") from None
+    token = resolve_token(None, os.environ)
+    if not token:
+        need = "read (and write)" if write else "read"
+        raise CliError(f"GITHUB_TOKEN is not set: this command needs a token that can {need} the repository's issues")
+    from triage.github.client import GitHubClient
+
+    return GitHubClient(token, api_url(args))
+
+
+def run_command(func, args: argparse.Namespace) -> int:
+    """The one error handler: every expected failure is one line on stderr and an exit status."""
+    from triage.config.bundle import ConfigError
+    from triage.core.snapshot import InputError
+
+    try:
+        return int(func(args) or 0)
+    except CliError as exc:
+        return fail(str(exc), exc.status)
+    except (ConfigError, InputError) as exc:
+        return fail(str(exc))
+    except Exception as exc:  # GitHub and budget errors: typed in triage.http.errors
+        from triage.http.errors import HTTPError
+
+        if isinstance(exc, HTTPError):
+            return fail(str(exc), 1)
+        raise
+
+
+PLANNERS = ("rubric", "llm", "hybrid")
+
+
+def add_planner_options(parser: argparse.ArgumentParser) -> None:
+    """--planner and the --llm-* options (plan, eval, sweep). The key comes from OPENAI_API_KEY or
+    ANTHROPIC_API_KEY (AWS's own variables for Bedrock), never from the command line, where `ps` would show it."""
+    group = parser.add_argument_group("planner")
+    group.add_argument("--planner", choices=PLANNERS, default="rubric",
+                       help="rubric (default, free, offline), llm (a model proposes every judgement) or hybrid "
+                            "(the model is asked only where the rubric is unsure)")
+    group.add_argument("--llm-provider", choices=("openai", "anthropic", "bedrock"), default="openai",
+                       help="openai: any OpenAI-compatible endpoint (see --llm-base-url); anthropic; bedrock")
+    group.add_argument("--llm-model", metavar="NAME", help="the model name (or Bedrock model id)")
+    group.add_argument("--llm-base-url", metavar="URL", help="e.g. http://localhost:11434/v1 for Ollama")
+    group.add_argument("--llm-max-calls", type=positive_int, default=50, metavar="N",
+                       help="most model calls in this run (default 50); the rubric plans the rest")
+    group.add_argument("--llm-timeout", type=positive_seconds, default=60.0, metavar="SECONDS",
+                       help="read timeout of one model call (default 60)")
+    group.add_argument("--llm-price", nargs=2, type=float, metavar=("IN", "OUT"),
+                       help="US dollars per million input and output tokens, for cost estimates")
+
+
+def planner_from_args(args: argparse.Namespace, *, record: str | None = None, replay: str | None = None):
+    """The planner the options name; CliError (one line) when a model planner cannot be configured."""
+    from triage.planners import UnknownPlanner, get_planner
+
+    name = getattr(args, "planner", "rubric") or "rubric"
+    if name == "rubric":
+        if record or replay:
+            raise CliError("--record and --replay need --planner llm or hybrid")
+        return get_planner("rubric")
+    from triage.llm.errors import LLMError
+    from triage.llm.pricing import Prices
+
+    price = getattr(args, "llm_price", None)
+    options = dict(provider=args.llm_provider, model=args.llm_model or ("replay" if replay else None),
+                   base_url=args.llm_base_url, max_calls=args.llm_max_calls, timeout=args.llm_timeout,
+                   prices=Prices(*price) if price else None, record=record, replay=replay)
+    try:
+        return get_planner(name, **options)
+    except (UnknownPlanner, LLMError) as exc:
+        raise CliError(f"--planner {name}: {exc}") from None
+    except ValueError as exc:
+        raise CliError(f"--llm-price: {exc}") from None

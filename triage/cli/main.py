@@ -19,6 +19,8 @@ COMMAND_MODULES = [
     "triage.cli.commands.eval",
     "triage.cli.commands.replay",
     "triage.cli.commands.sweep",
+    "triage.cli.commands.validate",
+    "triage.cli.commands.labels",
 ]
 
 

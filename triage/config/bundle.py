@@ -1,8 +1,14 @@
-"""The configuration bundle the planner needs: rubric, label allowlist, comment templates.
+"""The configuration bundle the planner needs: rubric, label allowlist, comment templates — and where it comes from.
 
-Defaults are the files shipped with the project: `triage/rubric.yaml`, and `labels.json` and
-`templates/` at the top of the repository (inside the wheel they are copied to `triage/_bundled/`).
-A fork points at its own files with --rubric/--labels/--templates or the Action's inputs.
+A queue is a folder: `rubric.yaml`, `labels.json`, `templates/*.md.j2`. Bundled queues live in `queues/NAME/`
+(in a wheel, `triage/_bundled/queues/NAME/`); `distributed` is the default. Configuration is layered, and the
+whole is validated (`triage.config.validate`) before anything plans with it:
+
+    bundled queue  <-  the repository's `.github/ptd-triage.yml` (`triage.config.repo`)  <-  explicit paths/inputs
+
+The CLI also takes a queue folder (`--config DIR`) or single files (`--rubric/--labels/--templates`).
+
+May import: the standard library, `triage.config`.
 """
 
 from __future__ import annotations
@@ -11,29 +17,41 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from triage.config.labels import LabelsError, LabelSet, load_labels
-from triage.config.rubric import Rubric, RubricError, load_rubric
-from triage.config.templates import Templates, TemplatesError, load_templates
+from triage.config.labels import LabelsError, LabelSet, parse_labels
+from triage.config.rubric import Rubric, RubricError, compile_rubric
+from triage.config.source import SourceError, load_document
+from triage.config.templates import SUFFIX, Templates, TemplatesError, build_templates
+from triage.config.validate import QueueSources, check
 
 _PACKAGE = Path(__file__).resolve().parent.parent  # triage/
 DEFAULT_QUEUE = "distributed"
 
 
 class ConfigError(ValueError):
-    """Some configuration file is invalid; one line naming the file."""
+    """Some configuration file is invalid; one line naming the file (and line)."""
 
 
 def bundled_queue(name: str = DEFAULT_QUEUE) -> Path:
     """A queue shipped with the project: `queues/NAME/` in a checkout, `triage/_bundled/queues/NAME/` in a wheel."""
+    if not name or "/" in name or "\\" in name or name.startswith("."):
+        raise ConfigError(f"bundled queue name {name!r} is not a plain name (bundled: {', '.join(bundled_queues())})")
     for candidate in (_PACKAGE / "_bundled" / "queues" / name, _PACKAGE.parent / "queues" / name):
         if candidate.is_dir():
             return candidate
-    raise ConfigError(f"bundled queue {name!r} not found (looked in {_PACKAGE / '_bundled' / 'queues'} and {_PACKAGE.parent / 'queues'})")
+    raise ConfigError(f"no bundled queue {name!r} (bundled: {', '.join(bundled_queues()) or 'none'})")
 
 
-def default_paths() -> dict[str, Path]:
-    queue = bundled_queue()
-    return {"rubric": queue / "rubric.yaml", "labels": queue / "labels.json", "templates": queue / "templates"}
+def bundled_queues() -> list[str]:
+    found = set()
+    for root in (_PACKAGE / "_bundled" / "queues", _PACKAGE.parent / "queues"):
+        if root.is_dir():
+            found.update(p.name for p in root.iterdir() if (p / "rubric.yaml").is_file())
+    return sorted(found)
+
+
+def default_paths(queue: str | Path | None = None) -> dict[str, Path]:
+    folder = Path(queue) if isinstance(queue, Path) else bundled_queue(queue or DEFAULT_QUEUE)
+    return {"rubric": folder / "rubric.yaml", "labels": folder / "labels.json", "templates": folder / "templates"}
 
 
 @dataclass(frozen=True)
@@ -42,42 +60,86 @@ class Bundle:
     labels: LabelSet
     templates: Templates
 
+    @property
+    def step_templates(self) -> dict[str, str]:
+        """Which template each commenting step posts (rubric `comments:`)."""
+        return self.rubric.comment_templates
 
-def _check_consistency(rubric: Rubric, labels: LabelSet) -> None:
-    """The rubric may only name labels that the allowlist has, in the role it uses them for."""
-    for topic in rubric.topics:
-        if topic.label is not None and labels.role(topic.label) != "module":
-            raise ConfigError(
-                f"{rubric.path}: topic '{topic.name}' names label '{topic.label}', which is not a module label in the allowlist"
-            )
-    for route, rule in rubric.routes.items():
-        if labels.role(rule.label) != "sub-oncall":
-            raise ConfigError(
-                f"{rubric.path}: route '{route}' names label '{rule.label}', which is not a sub-oncall label in the allowlist"
-            )
-    for name in ("feature", "enhancement", "module: performance"):
-        if name not in labels.names:
-            raise ConfigError(f"{rubric.path}: the allowlist has no '{name}' label, which step 4 adds")
+    @property
+    def command(self) -> str:
+        """The slash command that asks for a re-triage (rubric `command:`, default `/ptd-retriage`)."""
+        return self.rubric.command
+
+
+def routes_of(bundle: Bundle) -> tuple[str, ...]:
+    """The queue's route names, in precedence order (what eval's confusion table and gold routes use)."""
+    return tuple(bundle.rubric.precedence)
+
+
+def read_templates(directory: Path) -> tuple[dict[str, str], dict[str, tuple[str, int | None]]]:
+    if not directory.is_dir():
+        raise ConfigError(f"{directory}: templates directory not found")
+    sources, files = {}, {}
+    for path in sorted(directory.glob("*" + SUFFIX)):
+        name = path.name[: -len(SUFFIX)]
+        sources[name] = path.read_text(encoding="utf-8")
+        files[name] = (str(path), 1)
+    return sources, files
+
+
+def read_sources(rubric: Path, labels: Path, templates: Path) -> QueueSources:
+    try:
+        rubric_doc, labels_doc = load_document(rubric), load_document(labels)
+    except SourceError as exc:
+        raise ConfigError(str(exc)) from None
+    sources, files = read_templates(templates)
+    return QueueSources(rubric_doc, labels_doc, sources, str(templates), files)
+
+
+def compile_sources(sources: QueueSources) -> Bundle:
+    """Validate as a whole (the first problem is the error) and compile."""
+    problems = check(sources)
+    if problems:
+        more = f" (and {len(problems) - 1} more; run `ptd-triage validate`)" if len(problems) > 1 else ""
+        raise ConfigError(f"{problems[0]}{more}")
+    try:
+        rubric = compile_rubric(sources.rubric.data, sources.rubric.file)
+        labels = parse_labels(sources.labels.data, sources.labels.file)
+        templates = build_templates(sources.templates_dir, sources.templates,
+                                    tuple(rubric.comment_templates.values()))
+    except (RubricError, LabelsError, TemplatesError) as exc:  # check() should have said so already
+        raise ConfigError(str(exc)) from None
+    return Bundle(rubric, labels, templates)
 
 
 @lru_cache(maxsize=8)
 def _load(rubric: Path, labels: Path, templates: Path) -> Bundle:
-    try:
-        bundle = Bundle(load_rubric(rubric), load_labels(labels), load_templates(templates))
-    except (RubricError, LabelsError, TemplatesError) as exc:
-        raise ConfigError(str(exc)) from None
-    _check_consistency(bundle.rubric, bundle.labels)
-    return bundle
+    return compile_sources(read_sources(rubric, labels, templates))
 
 
 def load_bundle(
     rubric: str | Path | None = None,
     labels: str | Path | None = None,
     templates: str | Path | None = None,
+    *,
+    queue: str | Path | None = None,
 ) -> Bundle:
-    defaults = default_paths()
+    """The bundle from files: each path given replaces that part of `queue` (a bundled queue's name or a queue
+    folder; default the bundled distributed queue)."""
+    defaults = default_paths(queue)
     return _load(
         Path(rubric or defaults["rubric"]).resolve(),
         Path(labels or defaults["labels"]).resolve(),
         Path(templates or defaults["templates"]).resolve(),
     )
+
+
+def queue_folder(directory: str | Path) -> Path:
+    """A queue folder given on the command line, checked to look like one."""
+    folder = Path(directory)
+    if not folder.is_dir():
+        raise ConfigError(f"{folder}: not a directory (expected a queue folder with rubric.yaml, labels.json, templates/)")
+    missing = [n for n in ("rubric.yaml", "labels.json", "templates") if not (folder / n).exists()]
+    if missing:
+        raise ConfigError(f"{folder}: not a queue folder: no {missing[0]} (expected rubric.yaml, labels.json, templates/)")
+    return folder

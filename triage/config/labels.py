@@ -9,12 +9,16 @@ from pathlib import Path
 from jsonschema import Draft202012Validator
 
 ROLES = ("sub-oncall", "module", "type", "marker", "review", "reproduction")
+TYPE_KINDS = ("feature", "enhancement", "performance")
+# Allowlists written before `kind` existed name PyTorch's type labels; their kind follows from the name.
+_LEGACY_KINDS = {"feature": "feature", "enhancement": "enhancement", "module: performance": "performance"}
 
 _SCHEMA = {
     "type": "object",
     "required": ["queue_label", "labels"],
     "properties": {
         "queue_label": {"type": "string", "minLength": 1},
+        "forbidden": {"type": "array", "items": {"type": "string", "minLength": 1}},
         "labels": {
             "type": "array",
             "minItems": 1,
@@ -24,7 +28,10 @@ _SCHEMA = {
                 "properties": {
                     "name": {"type": "string", "minLength": 1, "maxLength": 50},
                     "role": {"enum": list(ROLES)},
-                    "route": {"enum": ["parallelisms", "infra", "checkpointing", None]},
+                    # A module's route (a rubric route name); absent or null: the module is classified on every route.
+                    "route": {"type": ["string", "null"], "pattern": "^[a-z0-9][a-z0-9_-]*$"},
+                    # For `role: type`: which of step 4's decisions adds it (performance goes with enhancement).
+                    "kind": {"enum": list(TYPE_KINDS)},
                     "description": {"type": "string", "maxLength": 100},
                     "color": {"type": "string", "pattern": "^[0-9a-fA-F]{6}$"},
                 },
@@ -45,12 +52,14 @@ class LabelSpec:
     route: str | None
     description: str
     color: str
+    kind: str | None = None  # role "type" only: feature, enhancement or performance
 
 
 @dataclass(frozen=True)
 class LabelSet:
     queue_label: str
     specs: tuple[LabelSpec, ...]
+    forbidden_names: frozenset[str] = frozenset({"high priority"})
 
     @property
     def names(self) -> frozenset[str]:
@@ -75,6 +84,11 @@ class LabelSet:
         return self.with_role(role)[0]
 
     @property
+    def forbidden(self) -> frozenset[str]:
+        """Labels the bot must never add, even if listed: `high priority` is for a human to confirm."""
+        return self.forbidden_names
+
+    @property
     def marker(self) -> str:
         return self._single("marker")
 
@@ -85,6 +99,24 @@ class LabelSet:
     @property
     def reproduction(self) -> str:
         return self._single("reproduction")
+
+    def _kind(self, kind: str) -> str:
+        for spec in self.specs:
+            if spec.role == "type" and spec.kind == kind:
+                return spec.name
+        raise KeyError(kind)
+
+    @property
+    def feature(self) -> str:
+        return self._kind("feature")
+
+    @property
+    def enhancement(self) -> str:
+        return self._kind("enhancement")
+
+    @property
+    def performance(self) -> str:
+        return self._kind("performance")
 
     @property
     def sub_oncalls(self) -> tuple[str, ...]:
@@ -98,7 +130,8 @@ def parse_labels(data: object, path: str) -> LabelSet:
         raise LabelsError(f"{path}: invalid labels file at {where}: {errors[0].message}")
     assert isinstance(data, dict)
     specs = tuple(
-        LabelSpec(i["name"], i["role"], i.get("route"), i["description"], i["color"]) for i in data["labels"]
+        LabelSpec(i["name"], i["role"], i.get("route"), i["description"], i["color"],
+                  i.get("kind") or (_LEGACY_KINDS.get(i["name"]) if i["role"] == "type" else None)) for i in data["labels"]
     )
     names = [s.name for s in specs]
     duplicates = sorted({n for n in names if names.count(n) > 1})
@@ -110,9 +143,14 @@ def parse_labels(data: object, path: str) -> LabelSet:
         count = sum(1 for s in specs if s.role == role)
         if count != 1:
             raise LabelsError(f"{path}: exactly one label must have role '{role}' (found {count})")
-    if not any(s.role == "sub-oncall" for s in specs):
-        raise LabelsError(f"{path}: at least one label must have role 'sub-oncall'")
-    return LabelSet(queue_label=data["queue_label"], specs=specs)
+    for kind in TYPE_KINDS:
+        count = sum(1 for s in specs if s.role == "type" and s.kind == kind)
+        if count > 1:
+            raise LabelsError(f"{path}: at most one label of role 'type' may have kind '{kind}' (found {count})")
+    forbidden = frozenset(data.get("forbidden", ["high priority"]))
+    # A forbidden label that is also listed stays forbidden: the policy never adds it (a misconfigured fork
+    # must not be able to give the bot `high priority`); `ptd-triage validate` reports the contradiction.
+    return LabelSet(queue_label=data["queue_label"], specs=specs, forbidden_names=forbidden)
 
 
 def load_labels(path: str | Path) -> LabelSet:

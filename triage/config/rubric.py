@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
 import yaml
 from jsonschema import Draft202012Validator
 
-from triage.text.matching import Signal, compile_signal
+from triage.text.matching import PatternError, Signal, compile_pattern, compile_signal
 
-ROUTES = ("parallelisms", "infra", "checkpointing")
+DEFAULT_COMMAND = "/ptd-retriage"
+DEFAULT_COMMENT_TEMPLATES = {"not_distributed": "not_distributed", "needs_reproduction": "needs_distributed_reproduction"}
 
 
 class RubricError(ValueError):
@@ -29,7 +30,7 @@ class RubricError(ValueError):
 class Topic:
     name: str
     label: str | None
-    route: str
+    route: str | None  # None: classifies its module on every route and adds nothing to any route's score
     signals: tuple[Signal, ...]
 
 
@@ -42,8 +43,28 @@ class Gate:
 
 
 @dataclass(frozen=True)
+class Criterion:
+    """One of step 5's high-priority criteria (crash, silent wrong results, ...): its own evidence."""
+
+    name: str
+    description: str
+    signals: tuple[Signal, ...]
+
+
+@dataclass(frozen=True)
+class HighPriority:
+    """Step 5: the issue's score is its best criterion's score plus the counter-evidence (negative weights, and
+    `request_weight` when step 4 finds a request); flagged when it reaches `threshold`, the operating point."""
+
+    threshold: float
+    criteria: tuple[Criterion, ...]
+    counter: tuple[Signal, ...] = ()
+    request_weight: float = 0.0
+
+
+@dataclass(frozen=True)
 class RouteRule:
-    label: str
+    label: str | None  # None: the route's team adds no sub-oncall label (an issue with none is on this route)
     min_score: float
     min_ratio: float
     signals: tuple[Signal, ...]
@@ -67,14 +88,30 @@ class Rubric:
     module_high: float
     module_medium: float
     module_min_share: float
-    feature: Gate
-    enhancement: Gate
-    performance: Gate
-    high_priority: Gate
+    request: Gate  # step 4: is the issue a request at all (not a bug report, question or CI/test report)?
+    feature: Gate  # among requests: wholly new functionality
+    enhancement: Gate  # among requests: an improvement to something that works
+    performance: Gate  # an enhancement about speed or memory
+    high_priority: HighPriority
     reproduction: Gate
+    # Which template each commenting step posts: {"not_distributed": ..., "needs_reproduction": ...}.
+    comment_templates: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_COMMENT_TEMPLATES))
+    command: str = DEFAULT_COMMAND  # the slash command that asks for a re-triage
+    # When the hybrid planner asks a model (rubric `hybrid:`; `triage.planners.hybrid.HybridSettings` reads it).
+    hybrid: dict = field(default_factory=dict)
 
-    def route_label(self, route: str) -> str:
+    def route_label(self, route: str) -> str | None:
         return self.routes[route].label
+
+    @property
+    def unlabelled_route(self) -> str | None:
+        """The route whose team adds no sub-oncall label: an issue without a sub-oncall label is on it."""
+        return next((name for name, rule in self.routes.items() if rule.label is None), None)
+
+    @property
+    def classifying_routes(self) -> tuple[str, ...]:
+        """Routes after which the procedure goes on to classify modules (those that do not stop)."""
+        return tuple(name for name in self.routes if name not in self.stop_after)
 
     def route_of_label(self, label: str) -> str | None:
         for route, rule in self.routes.items():
@@ -93,11 +130,12 @@ def _where(error) -> str:
     return "/".join(str(p) for p in error.absolute_path) or "(top level)"
 
 
-def _regex(source: str, path: str, what: str) -> re.Pattern[str]:
+def _regex(source: str, path: str, what: str):
+    """An RE2 pattern (`triage.text.patterns`): it runs on issue text, so its cost must be linear."""
     try:
-        return re.compile(source, re.MULTILINE)
-    except re.error as exc:
-        raise RubricError(f"{path}: {what} is not a valid regular expression ({exc})") from None
+        return compile_pattern(source)
+    except PatternError as exc:
+        raise RubricError(f"{path}: {what} is not a pattern RE2 can run ({exc})") from None
 
 
 def compile_rubric(data: object, path: str) -> Rubric:
@@ -123,14 +161,26 @@ def compile_rubric(data: object, path: str) -> Rubric:
     def gate(raw: dict, where: str) -> Gate:
         return Gate(float(raw["min_score"]), signals(raw["signals"], where))
 
+    def high_priority(raw: dict) -> HighPriority:
+        counter = raw.get("counter_evidence", {})
+        return HighPriority(
+            threshold=float(raw["threshold"]),
+            criteria=tuple(
+                Criterion(name, spec.get("description", ""), signals(spec["signals"], f"high_priority/criteria/{name}"))
+                for name, spec in raw["criteria"].items()
+            ),
+            counter=signals(counter.get("signals", []), "high_priority/counter_evidence"),
+            request_weight=float(counter.get("request_weight", 0)),
+        )
+
     topics = tuple(
-        Topic(name, spec.get("label"), spec["route"], signals(spec["signals"], f"topics/{name}"))
+        Topic(name, spec.get("label"), spec.get("route"), signals(spec["signals"], f"topics/{name}"))
         for name, spec in data["topics"].items()
     )
     routing = data["routing"]
     routes = {
         name: RouteRule(
-            label=spec["label"],
+            label=spec.get("label"),
             min_score=float(spec.get("min_score", 0)),
             min_ratio=float(spec.get("min_ratio", 0)),
             signals=signals(spec.get("signals", []), f"routing/routes/{name}"),
@@ -142,6 +192,9 @@ def compile_rubric(data: object, path: str) -> Rubric:
     mods = data["modules"]
     if mods["medium"] > mods["high"]:
         raise RubricError(f"{path}: modules.medium must not exceed modules.high")
+    problem = route_problem(data)
+    if problem:
+        raise RubricError(f"{path}: {problem[1]}")
     return Rubric(
         path=path,
         environment_heading=_regex(text["environment_heading"], path, "text.environment_heading"),
@@ -154,19 +207,56 @@ def compile_rubric(data: object, path: str) -> Rubric:
         precedence=tuple(routing["precedence"]),
         existing_module_weight=float(routing["existing_module_weight"]),
         routes=routes,
-        stop_after=tuple(routing.get("stop_after", ["infra", "checkpointing"])),
+        stop_after=tuple(routing.get("stop_after", [])),
         checks_on_every_route=tuple(routing.get("checks_on_every_route", [])),
         not_distributed=Gate(float(nd["min_trap_score"]), signals(nd["signals"], "not_distributed")),
         max_distributed_score=float(nd["max_distributed_score"]),
         module_high=float(mods["high"]),
         module_medium=float(mods["medium"]),
         module_min_share=float(mods["min_share"]),
+        request=gate(data["types"]["request"], "types/request"),
         feature=gate(data["types"]["feature"], "types/feature"),
         enhancement=gate(data["types"]["enhancement"], "types/enhancement"),
         performance=gate(data["types"]["performance"], "types/performance"),
-        high_priority=gate(data["high_priority"], "high_priority"),
+        high_priority=high_priority(data["high_priority"]),
         reproduction=gate(data["reproduction"], "reproduction"),
+        comment_templates={**DEFAULT_COMMENT_TEMPLATES, **data.get("comments", {})},
+        command=data.get("command", DEFAULT_COMMAND),
+        hybrid=dict(data.get("hybrid") or {}),
     )
+
+
+def route_problems(data: dict) -> list[tuple[tuple, str]]:
+    """Routes, precedence, default, stop_after and topics must agree. Each problem is (where in the document,
+    message); `where` is a key path, so `triage.config.validate` can turn it into a line number."""
+    problems: list[tuple[tuple, str]] = []
+    routing = data["routing"]
+    routes = list(routing["routes"])
+    precedence = list(routing["precedence"])
+    for name in routes:
+        if name not in precedence:
+            problems.append((("routing", "precedence"), f"route '{name}' is missing from routing.precedence"))
+    for i, name in enumerate(precedence):
+        if name not in routes:
+            problems.append((("routing", "precedence", i), f"routing.precedence names '{name}', which routing.routes does not define"))
+    if routing["default"] not in routes:
+        problems.append((("routing", "default"), f"routing.default '{routing['default']}' is not in routing.routes"))
+    for i, name in enumerate(routing.get("stop_after", [])):
+        if name not in routes:
+            problems.append((("routing", "stop_after", i), f"routing.stop_after names '{name}', which routing.routes does not define"))
+    unlabelled = [name for name, spec in routing["routes"].items() if spec.get("label") is None]
+    for name in unlabelled[1:]:
+        problems.append((("routing", "routes", name, "label"),
+                         f"route '{name}' adds no label, and so does '{unlabelled[0]}': at most one route may"))
+    for name, spec in data["topics"].items():
+        if spec.get("route") is not None and spec["route"] not in routes:
+            problems.append((("topics", name, "route"), f"topic '{name}' points at route '{spec['route']}', which routing.routes does not define"))
+    return problems
+
+
+def route_problem(data: dict) -> tuple[tuple, str] | None:
+    found = route_problems(data)
+    return found[0] if found else None
 
 
 def load_rubric(path: str | Path) -> Rubric:

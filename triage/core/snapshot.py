@@ -5,6 +5,19 @@ Accepted shapes (all are what GitHub or our own tools emit, so users can pipe th
 - a snapshot `{"issue": {...}, "comments": [...]}` with REST comment objects;
 - an Actions event payload (`issues`, `issue_comment`), which carries `issue` at the top level;
 - a line of the eval dataset: a snapshot with extra keys (`id`, `chunk`, `gold`), which are ignored here.
+
+Issue text is hostile, so the snapshot is where it is made safe, before anything reads it:
+- bounded to GitHub's own limits, so a 10 MB body costs what a 64 KB one does: the title to 256
+  characters, the body and each comment to 65,536 (what GitHub accepts); of the comments by people,
+  the first `max_comments` (100 by default) in the order they were written, and no more than
+  `MAX_COMMENT_TEXT` characters of them in all. Comments by bot accounts are all kept (clipped too):
+  they are never matched, and they carry the markers of templates already posted. What was clipped
+  is recorded in `IssueSnapshot.clipped`, so a reason can say so.
+- every string (title, body, comment bodies, logins, label names, state) is valid Unicode: a lone
+  surrogate, which JSON allows and UTF-8 cannot encode, becomes U+FFFD, so no output, log line or
+  encoder downstream can fail on it.
+
+May import: the standard library and `triage.github.names`.
 """
 
 from __future__ import annotations
@@ -12,9 +25,37 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from triage.github.names import is_bot_account
+
 
 class InputError(ValueError):
     """The input is not an issue we can plan; the message is one line and names what is wrong."""
+
+
+TITLE_LIMIT = 256  # GitHub's limit for an issue title
+TEXT_LIMIT = 65_536  # GitHub's limit for an issue body and for a comment body
+MAX_COMMENTS = 100  # comments by people read per issue, the first ones (configurable per call)
+# All the text of the comments by people that is read: four full-size comments' worth. Planning costs
+# time in proportion to the text (up to about 1.5 ms of CPU per KB of hostile text: bench/redos.py), and
+# the first comments are where reproductions and corrections arrive; a long thread's tail adds little.
+MAX_COMMENT_TEXT = 4 * TEXT_LIMIT
+
+# Lone surrogates (U+D800-U+DFFF) are the only code points a Python str can hold that UTF-8 cannot encode.
+_SURROGATES = dict.fromkeys(range(0xD800, 0xE000), "\ufffd")
+
+
+def clean_text(text: str) -> str:
+    """`text` with every lone surrogate replaced by U+FFFD; one for one, so lengths are kept."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.translate(_SURROGATES)
+    return text
+
+
+def _bounded(text: str, limit: int) -> tuple[str, bool]:
+    """Clip first, then clean: the clean-up then costs what the limit allows, whatever was sent."""
+    return clean_text(text[:limit]), len(text) > limit
 
 
 @dataclass(frozen=True)
@@ -23,6 +64,10 @@ class Comment:
     author: str
     author_type: str  # "User", "Bot", "Organization"
     body: str
+
+    @property
+    def by_bot(self) -> bool:
+        return is_bot_account(self.author, self.author_type)
 
 
 @dataclass(frozen=True)
@@ -36,6 +81,14 @@ class IssueSnapshot:
     is_pull_request: bool = False
     state: str = "open"
     comment_count: int = 0
+    # Labels on the issue whose latest `labeled` event was by a bot account (this one included), when the caller
+    # read the issue's label events; step 0 does not count them as a human's classification.
+    labels_added_by_bots: frozenset[str] = frozenset()
+    # A person removed the review label after a bot had added it: they looked at a flag and dismissed it.
+    review_dismissed: bool = False
+    history_read: bool = False  # the two fields above come from the issue's label events
+    # What was clipped to keep the work per issue bounded (see the module docstring), in words; empty if nothing.
+    clipped: tuple[str, ...] = ()
 
     def has_label(self, name: str) -> bool:
         return name in self.labels
@@ -52,6 +105,7 @@ def _label_names(raw: Any) -> tuple[str, ...]:
         name = item.get("name") if isinstance(item, dict) else item
         if not isinstance(name, str) or not name:
             raise InputError("issue.labels holds an item without a name")
+        name = clean_text(name)
         if name not in names:
             names.append(name)
     return tuple(names)
@@ -59,11 +113,16 @@ def _label_names(raw: Any) -> tuple[str, ...]:
 
 def _login(user: Any) -> tuple[str, str]:
     if isinstance(user, dict):
-        return str(user.get("login") or ""), str(user.get("type") or "User")
+        return clean_text(str(user.get("login") or "")), clean_text(str(user.get("type") or "User"))
     return "", "User"
 
 
 def comment_from_json(obj: Any) -> Comment:
+    return _comment(obj)[0]
+
+
+def _comment(obj: Any) -> tuple[Comment, bool]:
+    """The comment, and whether its body was clipped."""
     if not isinstance(obj, dict):
         raise InputError("a comment must be a JSON object")
     body = obj.get("body")
@@ -71,7 +130,35 @@ def comment_from_json(obj: Any) -> Comment:
         raise InputError("comment.body must be a string or null")
     login, kind = _login(obj.get("user"))
     cid = obj.get("id")
-    return Comment(id=cid if isinstance(cid, int) else None, author=login, author_type=kind, body=body or "")
+    text, clipped = _bounded(body or "", TEXT_LIMIT)
+    return Comment(id=cid if isinstance(cid, int) else None, author=login, author_type=kind, body=text), clipped
+
+
+def _read_comments(raw: list, max_comments: int, notes: list[str]) -> tuple[Comment, ...]:
+    """All comments by bots, and the first comments by people within `max_comments` and MAX_COMMENT_TEXT."""
+    kept: list[Comment] = []
+    people = dropped = clipped = 0
+    budget = MAX_COMMENT_TEXT
+    for item in raw:
+        comment, was_clipped = _comment(item)  # validates every item, kept or not
+        clipped += was_clipped
+        if comment.by_bot:
+            kept.append(comment)
+            continue
+        if people >= max_comments or budget <= 0:
+            dropped += 1
+            continue
+        people += 1
+        if len(comment.body) > budget:
+            comment = Comment(comment.id, comment.author, comment.author_type, comment.body[:budget])
+            notes.append(f"comments by people: read the first {MAX_COMMENT_TEXT:,} characters")
+        budget -= len(comment.body)
+        kept.append(comment)
+    if clipped:
+        notes.append(f"{clipped} comment{'s' if clipped > 1 else ''} clipped to {TEXT_LIMIT:,} characters")
+    if dropped:
+        notes.append(f"read {people} of {people + dropped} comments by people")
+    return tuple(kept)
 
 
 def _issue_object(obj: dict) -> dict:
@@ -86,7 +173,7 @@ def _issue_object(obj: dict) -> dict:
     raise InputError("not an issue: expected a REST issue object, a snapshot with 'issue', or an event payload")
 
 
-def snapshot_from_json(obj: Any, comments: list[dict] | None = None) -> IssueSnapshot:
+def snapshot_from_json(obj: Any, comments: list[dict] | None = None, *, max_comments: int = MAX_COMMENTS) -> IssueSnapshot:
     if not isinstance(obj, dict):
         raise InputError("expected a JSON object")
     issue = _issue_object(obj)
@@ -103,18 +190,26 @@ def snapshot_from_json(obj: Any, comments: list[dict] | None = None) -> IssueSna
     raw_comments = comments if comments is not None else obj.get("comments") if "issue" in obj else None
     if raw_comments is not None and not isinstance(raw_comments, list):
         raise InputError("'comments' must be a list of comment objects")
-    parsed = tuple(comment_from_json(c) for c in raw_comments or ())
+    notes: list[str] = []
+    title, clipped_title = _bounded(title, TITLE_LIMIT)
+    body, clipped_body = _bounded(body or "", TEXT_LIMIT)
+    if clipped_title:
+        notes.append(f"title clipped to {TITLE_LIMIT} characters")
+    if clipped_body:
+        notes.append(f"body clipped to {TEXT_LIMIT:,} characters")
+    parsed = _read_comments(raw_comments or [], max_comments, notes)
 
     count = issue.get("comments")
     login, _ = _login(issue.get("user"))
     return IssueSnapshot(
         number=number,
         title=title,
-        body=body or "",
+        body=body,
         labels=_label_names(issue.get("labels")),
         comments=parsed,
         author=login,
         is_pull_request="pull_request" in issue and issue.get("pull_request") is not None,
-        state=str(issue.get("state") or "open"),
-        comment_count=count if isinstance(count, int) and not isinstance(count, bool) else len(parsed),
+        state=clean_text(str(issue.get("state") or "open")),
+        comment_count=count if isinstance(count, int) and not isinstance(count, bool) else len(raw_comments or ()),
+        clipped=tuple(notes),
     )

@@ -1,28 +1,47 @@
-"""The seed's procedure, one function per step (0-6). Each is pure and returns its decision
-together with a one-line reason that names the evidence it rested on.
+"""The seed's procedure, one function per step (0-6), each returning one `StepResult`.
 
-`analyse` reads the issue once (title, description, comments; see `triage.text.document`) and scores every
-rubric topic; the steps then only look at those scores and at the issue's labels.
+A step is pure: it looks at the issue snapshot, at the `Analysis` (the issue read once and scored
+against every rubric topic) and at the configuration, and returns its decision, the labels the
+decision adds, a one-line reason and the evidence behind it. The rubric planner
+(`triage.planners.rubric`) runs them as a straight sequence; reasons become text only at the edges.
+
+May import: the standard library, `triage.text`, `triage.config` (types), `triage.core.snapshot`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from triage.github.names import is_bot_account
 from triage.config.labels import LabelSet
 from triage.config.rubric import Gate, Rubric
-from triage.text.matching import Evidence, score, summarize
-from triage.core.snapshot import IssueSnapshot
 from triage.config.templates import has_marker
+from triage.core.snapshot import IssueSnapshot
 from triage.text.document import Document, build_document
+from triage.text.matching import Evidence, score, summarize
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """What one step decided. `stop` ends the procedure after this step; `skipped` says the step did not
+    apply (its reason says why) and decided nothing."""
+
+    step: int
+    decision: str
+    labels: tuple[str, ...] = ()
+    reason: str = ""
+    evidence: tuple[Evidence, ...] = ()
+    comment: str | None = None  # a template name
+    stop: bool = False
+    skipped: bool = False
+    score: float | None = None  # the decision's score, where the step has one (step 5: the high-priority score)
+    by: str = "rubric"  # which planner decided this step (hybrid plans mix the rubric's and the model's)
 
 
 @dataclass(frozen=True)
 class Analysis:
     doc: Document
     topic_scores: dict[str, float]
-    topic_evidence: dict[str, list[Evidence]]
+    topic_evidence: dict[str, list[Evidence]] = field(default_factory=dict)
 
     @property
     def distributed_score(self) -> float:
@@ -30,12 +49,12 @@ class Analysis:
         return sum(max(s, 0.0) for s in self.topic_scores.values())
 
 
-def _readable_comments(snapshot: IssueSnapshot, template_names) -> list[str]:
-    """Comments by people: the repro or the real error often arrives there. Bots (our own
-    earlier comments included) add no evidence about the issue."""
+def human_comments(snapshot: IssueSnapshot, template_names) -> list[str]:
+    """Comments by people: the repro or the real error often arrives there. Bots (our own earlier
+    comments included) add no evidence about the issue."""
     out = []
     for comment in snapshot.comments:
-        if is_bot_account(comment.author, comment.author_type):
+        if comment.by_bot:
             continue
         if any(has_marker(comment.body, name) for name in template_names):
             continue
@@ -47,14 +66,14 @@ def analyse(snapshot: IssueSnapshot, rubric: Rubric, template_names=()) -> Analy
     doc = build_document(
         snapshot.title,
         snapshot.body,
-        _readable_comments(snapshot, template_names),
+        human_comments(snapshot, template_names),
         environment_heading=rubric.environment_heading,
         comment_separator=rubric.comment_separator,
     )
-    return _score_topics(doc, rubric)
+    return score_topics(doc, rubric)
 
 
-def _score_topics(doc: Document, rubric: Rubric) -> Analysis:
+def score_topics(doc: Document, rubric: Rubric) -> Analysis:
     scores, evidence = {}, {}
     for topic in rubric.topics:
         scores[topic.name], evidence[topic.name] = score(topic.signals, doc, rubric.locations)
@@ -66,24 +85,38 @@ def gate(g: Gate, analysis: Analysis, rubric: Rubric) -> tuple[bool, float, list
     return total >= g.min_score and total > 0, total, evidence
 
 
-# --- step 0 ---------------------------------------------------------------------------------------
+def skipped(step: int, why: str) -> StepResult:
+    return StepResult(step, "skipped", reason=f"step {step}: {why}", skipped=True)
 
 
-def step0_already_triaged(snapshot: IssueSnapshot, labels: LabelSet) -> tuple[bool, str]:
-    """A human classified it when it has both an allowlisted module label and a sub-oncall."""
-    modules = [l for l in snapshot.labels if labels.role(l) == "module"]
-    oncalls = [l for l in snapshot.labels if labels.role(l) == "sub-oncall"]
-    if modules and oncalls:
-        return True, f"step 0: already triaged by a human ({oncalls[0]}; {', '.join(modules)})"
+# --- step 0: already triaged by a human? ------------------------------------------------------------
+
+
+def step0_already_triaged(snapshot: IssueSnapshot, labels: LabelSet, rubric: Rubric | None = None) -> StepResult:
+    """A human classified it when it has both an allowlisted module label and a sub-oncall, added by people:
+    labels this bot added itself (the snapshot knows who added what, when the caller read the label events)
+    are its own earlier work, not a human's classification. In a queue whose default route adds no sub-oncall
+    label (PyTorch's pt2 queue), module labels alone are a complete classification."""
+    human = [l for l in snapshot.labels if l not in snapshot.labels_added_by_bots]
+    modules = [l for l in human if labels.role(l) == "module"]
+    oncalls = [l for l in human if labels.role(l) == "sub-oncall"]
+    unlabelled = getattr(rubric, "unlabelled_route", None) if rubric is not None else None
+    if modules and (oncalls or unlabelled):
+        where = oncalls[0] if oncalls else f"route {unlabelled}"
+        return StepResult(0, "already_triaged", (labels.marker,), stop=True,
+                          reason=f"step 0: already triaged by a human ({where}; {', '.join(modules)})")
+    ours = [l for l in snapshot.labels if l in snapshot.labels_added_by_bots and labels.role(l) in ("module", "sub-oncall")]
     if modules or oncalls:
-        return False, f"step 0: partly triaged ({', '.join(modules + oncalls)}), continuing"
-    return False, "step 0: no module or sub-oncall label yet"
+        return StepResult(0, "partly_triaged", reason=f"step 0: partly triaged ({', '.join(modules + oncalls)}), continuing")
+    if ours:
+        return StepResult(0, "untriaged", reason=f"step 0: only labels a bot added ({', '.join(ours)}), continuing")
+    return StepResult(0, "untriaged", reason="step 0: no module or sub-oncall label yet")
 
 
-# --- step 1 ---------------------------------------------------------------------------------------
+# --- step 1: is this actually a distributed issue? -------------------------------------------------
 
 
-def step1_not_distributed(analysis: Analysis, rubric: Rubric) -> tuple[bool, str]:
+def step1_not_distributed(analysis: Analysis, rubric: Rubric, labels: LabelSet, template: str) -> StepResult:
     """Not distributed only when a known trap matches AND distributed evidence is weak: a wrong
     'not distributed' sends a real bug away, so both must hold."""
     trapped, trap_score, trap_evidence = gate(rubric.not_distributed, analysis, rubric)
@@ -91,18 +124,25 @@ def step1_not_distributed(analysis: Analysis, rubric: Rubric) -> tuple[bool, str
     if trapped:
         # What the trap itself matched is not distributed evidence: `undefined symbol: ncclX` at
         # `import torch` names NCCL, yet it is a packaging problem. Score again without it.
-        dist = _score_topics(analysis.doc.without([e.text for e in trap_evidence]), rubric).distributed_score
+        dist = score_topics(analysis.doc.without([e.text for e in trap_evidence]), rubric).distributed_score
     if trapped and dist <= rubric.max_distributed_score:
-        return True, (
-            f"step 1: not distributed — trap score {trap_score:g} ({summarize(trap_evidence, 2)}), "
-            f"distributed evidence only {dist:g}"
+        return StepResult(
+            1, "not_distributed", (labels.review, labels.marker), comment=template, stop=True,
+            evidence=tuple(trap_evidence), score=trap_score,
+            reason=(f"step 1: not distributed — trap score {trap_score:g} ({summarize(trap_evidence, 2)}), "
+                    f"distributed evidence only {dist:g}"),
         )
     if trapped:
-        return False, f"step 1: a not-distributed trap matched ({summarize(trap_evidence, 1)}) but distributed evidence is {dist:g}"
-    return False, f"step 1: distributed (evidence {dist:g})"
+        return StepResult(1, "distributed", evidence=tuple(trap_evidence), score=dist,
+                          reason=f"step 1: a not-distributed trap matched ({summarize(trap_evidence, 1)}) "
+                                 f"but distributed evidence is {dist:g}")
+    if dist <= 0:
+        return StepResult(1, "distributed", score=dist,
+                          reason="step 1: no evidence either way; kept in the queue (only a matched trap sends an issue away)")
+    return StepResult(1, "distributed", score=dist, reason=f"step 1: distributed (evidence {dist:g})")
 
 
-# --- step 2 ---------------------------------------------------------------------------------------
+# --- step 2: route to one sub-oncall ---------------------------------------------------------------
 
 
 def route_scores(snapshot: IssueSnapshot, analysis: Analysis, rubric: Rubric, labels: LabelSet):
@@ -111,7 +151,7 @@ def route_scores(snapshot: IssueSnapshot, analysis: Analysis, rubric: Rubric, la
     for topic in rubric.topics:
         # A topic's negative (disambiguating) signals can cancel that topic, not its whole route.
         points = analysis.topic_scores[topic.name]
-        if points > 0:
+        if points > 0 and topic.route is not None:  # a route-less topic classifies, it does not route
             totals[topic.route] += points
             evidence[topic.route].extend(e for e in analysis.topic_evidence[topic.name] if e.points > 0)
     for route, rule in rubric.routes.items():
@@ -127,92 +167,157 @@ def route_scores(snapshot: IssueSnapshot, analysis: Analysis, rubric: Rubric, la
     return totals, evidence
 
 
-def step2_route(snapshot: IssueSnapshot, analysis: Analysis, rubric: Rubric, labels: LabelSet) -> tuple[str, bool, str]:
-    """Returns (route, already_present, reason). An existing sub-oncall is always kept."""
+def step2_route(snapshot: IssueSnapshot, analysis: Analysis, rubric: Rubric, labels: LabelSet) -> StepResult:
+    """The route (decision) and, unless the issue already has a sub-oncall, its label. An existing sub-oncall
+    is always kept. `stop` is set for routes whose team owns further triage."""
     for name in snapshot.labels:
         route = rubric.route_of_label(name)
         if route:
-            return route, True, f"step 2: keeps existing sub-oncall '{name}'"
+            return StepResult(2, route, (), stop=route in rubric.stop_after,
+                              reason=f"step 2: keeps existing sub-oncall '{name}'")
     totals, evidence = route_scores(snapshot, analysis, rubric, labels)
     # Precedence: a route earlier in the list wins when it has enough evidence of its own and is
     # not swamped by the routes after it (min_ratio of their best score).
     order = list(rubric.precedence)
+    chosen, why = rubric.default_route, ""
     for i, route in enumerate(order):
         if route == rubric.default_route:
             continue
         rule = rubric.routes[route]
         later = max((totals[r] for r in order[i + 1 :]), default=0.0)
         if totals[route] >= rule.min_score and totals[route] > 0 and totals[route] >= rule.min_ratio * later:
-            return route, False, (
-                f"step 2: {route} (score {totals[route]:g} vs {later:g} for later routes): {summarize(evidence[route], 3)}"
-            )
-    route = rubric.default_route
-    shown = ", ".join(f"{r} {totals[r]:g}" for r in order)
-    how = "no other route qualified" if totals[route] > 0 else "by default, no evidence for any route"
-    return route, False, f"step 2: {route} ({how}; {shown}): {summarize(evidence[route], 3)}"
+            chosen = route
+            why = f"step 2: {route} (score {totals[route]:g} vs {later:g} for later routes): {summarize(evidence[route], 3)}"
+            break
+    else:
+        shown = ", ".join(f"{r} {totals[r]:g}" for r in order)
+        how = "no other route qualified" if totals[chosen] > 0 else "by default, no evidence for any route"
+        why = f"step 2: {chosen} ({how}; {shown}): {summarize(evidence[chosen], 3)}"
+    label = rubric.route_label(chosen)  # None: the route's team adds no sub-oncall label
+    return StepResult(2, chosen, (label,) if label else (), reason=why, evidence=tuple(evidence[chosen]),
+                      score=totals[chosen], stop=chosen in rubric.stop_after)
 
 
-# --- step 3 ---------------------------------------------------------------------------------------
+# --- step 3: classify module -----------------------------------------------------------------------
 
 
-def step3_modules(
-    snapshot: IssueSnapshot, analysis: Analysis, rubric: Rubric, labels: LabelSet, route: str
-) -> tuple[list[str], str, str]:
-    """Module labels for the route, with HIGH/MEDIUM/LOW confidence. LOW picks nothing."""
+def step3_modules(snapshot: IssueSnapshot, analysis: Analysis, rubric: Rubric, labels: LabelSet, route: str) -> StepResult:
+    """Module labels for the route, with confidence high/medium (decision) or low, which picks nothing
+    and asks for a human (the review label)."""
     per_label: dict[str, float] = {}
     evidence: dict[str, list[Evidence]] = {}
     for topic in rubric.topics:
-        if topic.label is None or topic.route != route:
+        if topic.label is None or topic.route not in (route, None):  # None: a module of every route
             continue
         per_label[topic.label] = per_label.get(topic.label, 0.0) + analysis.topic_scores[topic.name]
         evidence.setdefault(topic.label, []).extend(analysis.topic_evidence[topic.name])
-    existing = [l for l in snapshot.labels if labels.role(l) == "module" and labels.route(l) == route]
+    existing = [l for l in snapshot.labels if labels.role(l) == "module" and labels.route(l) in (route, None)]
     for name in existing:
         per_label[name] = max(per_label.get(name, 0.0), rubric.module_high)
     ranked = sorted(per_label.items(), key=lambda kv: (-kv[1], kv[0]))
     if not ranked or ranked[0][1] < rubric.module_medium:
-        best = f"best {ranked[0][0]} {ranked[0][1]:g}" if ranked else "no candidates"
-        return [], "low", f"step 3: module unclear ({best} < {rubric.module_medium:g}), no guess"
+        matched = [(l, s) for l, s in ranked if s > 0]
+        best = f"best {matched[0][0]} {matched[0][1]:g} < {rubric.module_medium:g}" if matched else "no evidence for any module"
+        return StepResult(3, "low", (labels.review,), reason=f"step 3: module unclear ({best}), no guess")
     top = ranked[0][1]
     chosen = [l for l, s in ranked if s >= rubric.module_medium and s >= rubric.module_min_share * top]
     confidence = "high" if top >= rubric.module_high else "medium"
     detail = "; ".join(f"{l} {per_label[l]:g}: {summarize(evidence.get(l, []), 2)}" for l in chosen)
-    return chosen, confidence, f"step 3: {confidence} confidence — {detail}"
+    return StepResult(3, confidence, tuple(chosen), reason=f"step 3: {confidence} confidence — {detail}",
+                      evidence=tuple(e for l in chosen for e in evidence.get(l, [])), score=top)
 
 
-# --- step 4 ---------------------------------------------------------------------------------------
+# --- step 4: type labels ---------------------------------------------------------------------------
 
 
-def step4_types(analysis: Analysis, rubric: Rubric, labels: LabelSet) -> tuple[list[str], str]:
-    """feature (wholly new) or enhancement (improves what works; + performance when about speed).
-    Bug reports get no type label."""
+def step4_types(analysis: Analysis, rubric: Rubric, labels: LabelSet) -> StepResult:
+    """The seed's step 4, in its own order: first, is the issue a request at all? Bug reports, questions and CI or
+    test reports get no type label. Then, of a request: `feature` only for wholly new functionality (its evidence
+    must outweigh the evidence that it improves something existing), otherwise `enhancement` — an improvement to
+    something that works — with the performance label when it is about speed or memory. The decision is
+    `feature`, `enhancement` or `none`."""
+    is_request, r_score, r_ev = gate(rubric.request, analysis, rubric)
+    if not is_request:
+        # Most distributed issues are bug reports (the seed says so); the reason shows what weighed, if anything.
+        why = (f"not a request (score {r_score:g} < {rubric.request.min_score:g}: {summarize(r_ev, 2)}), no type label"
+               if r_ev else "not a request, no type label")
+        return StepResult(4, "none", evidence=tuple(r_ev), score=r_score, reason=f"step 4: {why}")
     is_feature, f_score, f_ev = gate(rubric.feature, analysis, rubric)
-    is_enh, e_score, e_ev = gate(rubric.enhancement, analysis, rubric)
-    if is_enh and (not is_feature or e_score >= f_score):
-        is_perf, _, p_ev = gate(rubric.performance, analysis, rubric)
-        added = ["enhancement"] + (["module: performance"] if is_perf else [])
-        why = summarize(e_ev, 2) + (f"; performance: {summarize(p_ev, 1)}" if is_perf else "")
-        return added, f"step 4: enhancement ({why})"
+    e_score, e_ev = score(rubric.enhancement.signals, analysis.doc, rubric.locations)
+    if is_feature and f_score > e_score:
+        return StepResult(4, "feature", (labels.feature,), evidence=tuple(r_ev + f_ev), score=r_score,
+                          reason=f"step 4: feature request, wholly new ({summarize(f_ev, 2)}; "
+                                 f"request: {summarize(r_ev, 1)})")
+    is_perf, _, p_ev = gate(rubric.performance, analysis, rubric)
+    added = (labels.enhancement,) + ((labels.performance,) if is_perf else ())
+    improves = summarize([e for e in e_ev if e.points > 0], 2) if e_score > 0 else "nothing shows it is wholly new"
+    why = f"request: {summarize(r_ev, 1)}; improves what exists: {improves}"
     if is_feature:
-        return ["feature"], f"step 4: feature request ({summarize(f_ev, 2)})"
-    return [], "step 4: a bug report, no type label"
+        why += f" (outweighs new-functionality evidence {f_score:g})"
+    if is_perf:
+        why += f"; performance: {summarize(p_ev, 1)}"
+    return StepResult(4, "enhancement", added, evidence=tuple(r_ev + e_ev), score=r_score,
+                      reason=f"step 4: enhancement ({why})")
 
 
-# --- step 5 ---------------------------------------------------------------------------------------
+# --- step 5: possibly high priority: a human must look first ----------------------------------------
 
 
-def step5_high_priority(analysis: Analysis, rubric: Rubric) -> tuple[bool, str]:
-    flagged, total, evidence = gate(rubric.high_priority, analysis, rubric)
-    if flagged:
-        return True, f"step 5: possibly high priority (score {total:g}: {summarize(evidence, 3)}) — a human must look first"
-    return False, "step 5: no high-priority signal" + (f" strong enough ({total:g})" if total else "")
+def step5_high_priority(analysis: Analysis, rubric: Rubric, labels: LabelSet,
+                        snapshot: IssueSnapshot | None = None) -> StepResult:
+    """The seed's step 5 criteria, each scored on its own evidence (`high_priority.criteria` in the rubric); the
+    issue's high-priority score is its best criterion's score plus the counter-evidence (questions, requests, test
+    reports, ...; a request found by step 4 counts `request_weight`). Flagged at or above the rubric's threshold:
+    the review label, and (enforced by the policy) no marker, so a human looks first. The score is kept
+    (`StepResult.score`, `Plan.high_priority_score`) so that another threshold can be measured. A flag a person
+    already dismissed (they removed the review label the bot had added) is not raised again."""
+    hp = rubric.high_priority
+    scored = []
+    for criterion in hp.criteria:
+        points, found = score(criterion.signals, analysis.doc, rubric.locations)
+        scored.append((points, criterion.name, found))
+    best_points, best_name, best_ev = max(scored, key=lambda item: item[0])  # ties: the rubric's order
+    against, against_ev = score(hp.counter, analysis.doc, rubric.locations)
+    request = step4_types(analysis, rubric, labels) if hp.request_weight else None
+    if request is not None and request.decision != "none":
+        against += hp.request_weight
+        against_ev = against_ev + [Evidence("request", "step 4", request.decision, hp.request_weight)]
+    total = best_points + against if best_points > 0 else 0.0
+    evidence = tuple([e for e in best_ev if e.points] + against_ev) if best_points > 0 else ()
+    also = [f"{name} {points:g}" for points, name, _ in scored if points > 0 and name != best_name]
+    detail = f"{best_name} {best_points:g}: {summarize(best_ev, 2)}" + (f"; also {', '.join(also)}" if also else "")
+    if against_ev and best_points > 0:
+        detail += f"; against {against:g}: {summarize(against_ev, 2)}"
+    if best_points <= 0:
+        return StepResult(5, "no_flag", score=total, reason="step 5: no high-priority criterion met")
+    if total < hp.threshold or total <= 0:
+        return StepResult(5, "no_flag", score=total, evidence=evidence,
+                          reason=f"step 5: not high priority (score {total:g} < {hp.threshold:g}; {detail})")
+    if snapshot is not None and snapshot.review_dismissed:
+        return StepResult(5, "no_flag", score=total, evidence=evidence,
+                          reason=f"step 5: possibly high priority ({detail}), but a person already removed "
+                                 f"the bot's '{labels.review}' label: not flagged again")
+    return StepResult(5, "flag", (labels.review,), evidence=evidence, score=total,
+                      reason=f"step 5: possibly high priority — {best_name} (score {total:g}; {detail}) "
+                             "— a human must look first")
 
 
-# --- step 6 ---------------------------------------------------------------------------------------
+# --- step 6: missing reproduction -------------------------------------------------------------------
 
 
-def step6_needs_reproduction(analysis: Analysis, rubric: Rubric) -> tuple[bool, str]:
+def step6_needs_reproduction(analysis: Analysis, rubric: Rubric, labels: LabelSet, types: StepResult,
+                             template: str, performance_template: str | None = None) -> StepResult:
+    """Ask for a reproduction when none is there; never for a request (step 4 found a type). A report about
+    speed or memory gets the performance wording when the rubric names one: asking for "the error output of
+    every rank" about a slowdown is not true to what the reporter saw."""
+    if types.labels:
+        return StepResult(6, "request", reason="step 6: a request, not a bug: no reproduction needed")
     has_repro, _, evidence = gate(rubric.reproduction, analysis, rubric)
     if has_repro:
-        return False, f"step 6: has a reproduction ({summarize(evidence, 1)})"
-    return True, "step 6: no script, code or steps to reproduce"
+        return StepResult(6, "has_reproduction", evidence=tuple(evidence),
+                          reason=f"step 6: has a reproduction ({summarize(evidence, 1)})")
+    if performance_template and gate(rubric.performance, analysis, rubric)[0]:
+        return StepResult(6, "needs_reproduction", (labels.reproduction,), comment=performance_template,
+                          reason="step 6: a performance report with no script or numbers to reproduce")
+    return StepResult(6, "needs_reproduction", (labels.reproduction,), comment=template,
+                      reason="step 6: no script, code or steps to reproduce")

@@ -1,4 +1,5 @@
-"""Apply a plan to GitHub: a pure "plan -> ordered writes" step, then a small executor.
+"""A plan's writes, in the order they must happen: pure ("plan -> ordered writes"); the executor is
+`triage.service.apply`.
 
 The order is what makes a run safe to kill and re-run (in the spirit of PyTorch's apply_distributed_plan.py):
 1. the comment first, carrying its hidden marker, so a re-run sees it and the guardrails drop it;
@@ -61,27 +62,3 @@ def planned_writes(plan: Plan, allowed_labels: frozenset[str]) -> list[Write]:
     if plan.add_labels:
         writes.append(AddLabels(plan.issue, tuple(plan.add_labels)))
     return writes
-
-
-@dataclass
-class Applied:
-    """What actually reached GitHub (filled in as writes succeed, so a partial failure is reported truly)."""
-
-    labels: tuple[str, ...] = ()
-    comment_template: str | None = None
-    comment_id: int | None = None
-
-
-def apply_writes(client: IssueWriter, repo: str, writes: list[Write], applied: Applied | None = None) -> Applied:
-    """Send the writes in order; stop at the first failure (the caller reports it, a re-run completes it)."""
-    applied = applied if applied is not None else Applied()
-    for write in writes:
-        if isinstance(write, PostComment):
-            # The marker lets the client look before retrying a POST whose fate is unknown (timeout, 5xx).
-            posted = client.create_comment(repo, write.issue, write.body, dedupe_marker=write.marker)
-            applied.comment_template = write.template
-            applied.comment_id = posted.get("id") if isinstance(posted, dict) else None
-        else:
-            client.add_labels(repo, write.issue, list(write.labels))
-            applied.labels = write.labels
-    return applied

@@ -19,8 +19,11 @@ from typing import Any, Iterable
 from triage.config.labels import LabelSet
 from triage.core.snapshot import IssueSnapshot, InputError, snapshot_from_json
 
+# The distributed queue's routes, for callers that have no configuration at hand; everything that has one uses
+# `routes_of(bundle)` (the rubric's precedence), so a queue with any number of routes reads and scores the same.
 ROUTES = ("parallelisms", "infra", "checkpointing")
-GOLD_ROUTES = (*ROUTES, "either")
+EITHER = "either"  # gold for an issue whose module labels point at two routes: either is right
+GOLD_ROUTES = (*ROUTES, EITHER)
 GOLD_TYPES = ("feature", "enhancement")
 
 # The seed's routing names one module that is not in the allowlist (the bot never applies it, but people do):
@@ -84,8 +87,11 @@ def gold_from_json(obj: Any) -> Gold:
     for key in ("high_priority", "not_distributed"):
         if not isinstance(obj.get(key, False), bool):
             raise ValueError(f"gold.{key} must be true or false")
+    route = obj.get("route")
+    if route is not None and (not isinstance(route, str) or not route):
+        raise ValueError(f"gold.route must be a route name or null, not {route!r}")
     return Gold(
-        route=_one_of(obj, "route", GOLD_ROUTES),
+        route=route,  # checked against the configuration's routes by `check_routes`
         modules=_names(obj, "modules"),
         high_priority=obj.get("high_priority", False),
         type=_one_of(obj, "type", GOLD_TYPES),
@@ -133,6 +139,16 @@ def read_dataset(path: str | Path) -> list[DatasetRow]:
     if not rows:
         raise DatasetError(f"{path}: no rows")
     return rows
+
+
+def check_routes(rows: Iterable[DatasetRow], routes: Iterable[str], path: str | Path = "dataset") -> None:
+    """Every gold route must be one of the configuration's routes (or `either`): a dataset for another queue
+    would otherwise score silently as all wrong."""
+    known = set(routes) | {EITHER}
+    for row in rows:
+        if row.gold.route is not None and row.gold.route not in known:
+            raise DatasetError(f"{path}:{row.line}: gold.route {row.gold.route!r} is not a route of this configuration "
+                               f"({', '.join(sorted(known))}); is it a dataset for another queue? (--config)")
 
 
 def write_dataset(path: str | Path, rows: Iterable[dict[str, Any]]) -> int:

@@ -1,81 +1,63 @@
 """GitHub REST client: the only module that talks HTTP to GitHub.
 
+Imports: requests, `triage.http` (decisions, errors, retry loop, pacer), `triage.github.names` and `triage`'s
+version. Nothing from the core, the planners, the service or the Action.
+
 Why it is shaped like this:
-- Only additive writes exist (comment, add labels, reaction, create label). There is deliberately no method that
-  removes or replaces labels, closes, edits or assigns issues, so no bug or hostile issue text can make the bot do so.
-- Retries follow GitHub's rate-limit guidance (tests/contract/rest/rate-limits.json): wait `retry-after` seconds,
-  else until `x-ratelimit-reset`, else at least a minute for secondary limits, else exponential backoff; and give
-  up quickly (instead of sleeping for an hour inside a CI job) when the wait exceeds `max_wait`.
+- Only additive writes on issues exist (comment, add labels, reaction, create label). There is deliberately no
+  method that removes or replaces labels, closes, edits or assigns issues, so no bug or hostile issue text can make
+  the bot do so. The one update, `update_label`, changes a repository label's colour and description and never its
+  name (a rename would silently relabel every issue that carries it).
+- Every retry decision is a pure function in `triage.http.decisions`, and every retry goes through the one loop in
+  `triage.http.retry` (GitHub's order: `retry-after`, then `x-ratelimit-reset`, then a minute for secondary
+  limits, then backoff; give up instead of sleeping past `max_wait` or the deadline).
+- Every request has a connect and a read timeout, both cut to what is left of the current deadline
+  (`with client.deadline(seconds):`), so one stalled issue ends as `BudgetExhausted` and a sweep goes on.
+- The primary budget is read from the `x-ratelimit-*` headers of every response (`client.rate`); once
+  `min_remaining` is reached, calls raise `BudgetExhausted` with nothing sent (unless the window resets within
+  `max_wait`), so a sweep stops cleanly with what is left reported.
+- Content-creating requests are paced under GitHub's secondary limits (`WritePacer`); reads are not.
 - Creating a comment is not idempotent: after a 5xx/timeout GitHub may or may not have stored it, so it is only
   retried when a dedupe marker lets us look first. Rate-limit refusals were not processed and are always safe.
-- The token lives only in the session headers; it never appears in errors, logs or reprs.
+- The token lives only in the session headers; errors are scrubbed of it when built; it is in no repr.
 """
 from __future__ import annotations
 
+import base64
+import binascii
 import random
 import re
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import requests
 
 from triage import __version__
 from triage.github.names import DEFAULT_API_URL, validate_repo
+from triage.http.decisions import Backoff, RateInfo, next_page, rate_from_headers
+from triage.http.errors import (AuthError, BadRequest, BudgetExhausted, HTTPError, NotFound, RateLimited,
+                                Transient, is_fatal_for_run)
+from triage.http.pacing import WritePacer
+from triage.http.retry import Verdict, call_with_retries, retry, verdict_for_status
 
-__all__ = ["DEFAULT_API_URL", "GitHubClient", "GitHubError", "validate_repo"]
+__all__ = ["DEFAULT_API_URL", "AuthError", "BadRequest", "BudgetExhausted", "GitHubClient", "GitHubError",
+           "NotFound", "RateLimited", "Transient", "is_fatal_for_run", "validate_repo"]
+
+# The GitHub-flavoured name callers catch (`except GitHubError`, `.status`): every error this client raises is one.
+GitHubError = HTTPError
+
 API_VERSION = "2022-11-28"
 PER_PAGE = 100
-SECONDARY_LIMIT_MIN_WAIT = 60.0  # docs: "otherwise wait at least one minute before retrying"
-
-_LINK_NEXT_RE = re.compile(r'<([^>]+)>\s*;\s*rel="?next"?')
-_TRANSIENT_ERRORS = (requests.ConnectionError, requests.Timeout)
-
-
-class GitHubError(Exception):
-    """A failed GitHub call. `status` is None when no HTTP response arrived (connection error, timeout)."""
-
-    def __init__(self, status: int | None, method: str, path: str, message: str):
-        self.status = status
-        self.method = method
-        self.path = path
-        self.message = " ".join(str(message).split())  # one line, whatever GitHub or requests said
-        super().__init__(str(self))
-
-    def __str__(self) -> str:
-        status = self.status if self.status is not None else "no response"
-        return f"GitHub API {self.method} {self.path} failed ({status}): {self.message}"
-
-
-class _Transient(Exception):
-    """Internal: an attempt failed in a way that may succeed on retry (5xx, connection error, timeout)."""
-
-    def __init__(self, error: GitHubError, maybe_processed: bool):
-        super().__init__(str(error))
-        self.error = error
-        self.maybe_processed = maybe_processed  # False when GitHub cannot have acted on the request
-
-
-def _error_message(response: requests.Response) -> str:
-    try:
-        data = response.json()
-    except ValueError:
-        return (response.text or response.reason or "").strip()[:200]
-    if isinstance(data, dict) and data.get("message"):
-        return str(data["message"])[:300]
-    return (response.reason or "").strip()
-
-
-def _is_rate_limited(response: requests.Response) -> bool:
-    if response.status_code == 429:
-        return True
-    if response.status_code != 403:
-        return False
-    headers = response.headers
-    if headers.get("x-ratelimit-remaining") == "0" or "retry-after" in headers:
-        return True
-    return "secondary rate limit" in _error_message(response).lower()
+SERVICE = "GitHub API"
+DEFAULT_TIMEOUT = (5.0, 20.0)  # (connect, read) seconds; a read timeout applies to each wait for bytes
+SEARCH_SORTS = frozenset({"comments", "reactions", "reactions-+1", "reactions--1", "reactions-smile",
+                          "reactions-thinking_face", "reactions-heart", "reactions-tada", "interactions",
+                          "created", "updated"})
+_COLOR_RE = re.compile(r"^[0-9A-Fa-f]{6}$")
+_TRANSPORT_ERRORS = (requests.ConnectionError, requests.Timeout)
 
 
 class GitHubClient:
@@ -84,7 +66,7 @@ class GitHubClient:
         token: str,
         api_url: str = DEFAULT_API_URL,
         *,
-        timeout: float | tuple[float, float] = (5, 30),
+        timeout: float | tuple[float, float] = DEFAULT_TIMEOUT,
         max_retries: int = 5,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.time,
@@ -92,6 +74,9 @@ class GitHubClient:
         backoff_base: float = 1.0,
         user_agent: str = f"ptd-triage/{__version__}",
         rng: random.Random | None = None,
+        min_remaining: int = 0,
+        writes_per_minute: int = 60,
+        writes_per_hour: int = 450,
     ):
         if not token:
             raise ValueError("a GitHub token is required")
@@ -99,11 +84,16 @@ class GitHubClient:
         self.timeout = timeout
         self.max_retries = max_retries
         self.max_wait = max_wait
-        self.backoff_base = backoff_base
+        self.min_remaining = min_remaining
+        self.deadline_at: float | None = None  # absolute clock() time; see deadline()
         self._sleep = sleep
         self._clock = clock
-        self._rng = rng or random.Random()
+        self._backoff = Backoff(base=backoff_base, rng=rng or random.Random())
+        self.pacer = WritePacer(per_minute=writes_per_minute, per_hour=writes_per_hour, clock=clock, sleep=sleep,
+                                max_wait=max_wait, service=SERVICE)
         self.request_count = 0
+        self.requests_by_kind = {"read": 0, "write": 0, "search": 0}
+        self.rates: dict[str, RateInfo] = {}  # resource ("core", "search") -> the last headers' view of it
         self._token = token  # only for scrubbing error text; never formatted anywhere
         self._session = requests.Session()
         self._session.headers.update({
@@ -116,54 +106,99 @@ class GitHubClient:
     def __repr__(self) -> str:
         return f"GitHubClient(api_url={self.api_url!r}, requests={self.request_count})"
 
+    # ---- budget ------------------------------------------------------------------------------------------------
+
+    @property
+    def rate(self) -> RateInfo | None:
+        """The core budget (remaining, limit, reset, used) as GitHub last reported it; None before any answer."""
+        return self.rates.get("core")
+
+    @contextmanager
+    def deadline(self, seconds: float | None):
+        """Within the block, no call of this client runs (or waits) past `seconds` from now: it raises
+        `BudgetExhausted` instead. Nested deadlines keep the earlier one."""
+        previous = self.deadline_at
+        if seconds is not None:
+            at = self._clock() + max(seconds, 0.0)
+            self.deadline_at = at if previous is None else min(previous, at)
+        try:
+            yield self
+        finally:
+            self.deadline_at = previous
+
+    def stats(self) -> dict[str, Any]:
+        """What this client spent: requests by kind, the last known budget, seconds waited for write pacing."""
+        rate = self.rate
+        return {"requests": self.request_count, **self.requests_by_kind,
+                "rate_remaining": rate.remaining if rate else None, "rate_limit": rate.limit if rate else None,
+                "rate_reset": rate.reset if rate else None, "pacing_wait_s": round(self.pacer.waited, 3)}
+
     # ---- transport ---------------------------------------------------------------------------------------------
 
-    def _backoff(self, attempt: int) -> float:
-        delay = self.backoff_base * (2 ** attempt)
-        return delay + self._rng.uniform(0, delay / 10)  # jitter so parallel jobs do not retry in lockstep
-
-    def _rate_limit_wait(self, response: requests.Response, attempt: int) -> float:
-        headers = response.headers
-        retry_after = headers.get("retry-after")
-        if retry_after is not None:
-            try:
-                return max(float(retry_after), 0.0)
-            except ValueError:
-                pass  # an HTTP-date retry-after: fall through to the other signals
-        reset = headers.get("x-ratelimit-reset")
-        if headers.get("x-ratelimit-remaining") == "0" and reset is not None:
-            try:
-                return max(float(reset) - self._clock(), 0.0) + 1.0  # +1 s: reset is a whole-second timestamp
-            except ValueError:
-                pass
-        return max(SECONDARY_LIMIT_MIN_WAIT, self._backoff(attempt))
+    def _error(self, cls: type[HTTPError], status: int | None, method: str, path: str, message: str,
+               **kwargs) -> HTTPError:
+        return cls(status, method, path, message, service=SERVICE, secrets=(self._token,), **kwargs)
 
     def _url(self, path_or_url: str) -> str:
         if path_or_url.startswith(("http://", "https://")):
             # Pagination links must stay on the API host: the Authorization header goes wherever we send.
             if not path_or_url.startswith(self.api_url + "/"):
-                raise GitHubError(None, "GET", path_or_url.split("?")[0], "refusing to follow a link off the API host")
+                raise self._error(BadRequest, None, "GET", urlsplit(path_or_url).path or "/",
+                                  "refusing to follow a link off the API host")
             return path_or_url
         return self.api_url + path_or_url
 
-    def _message(self, response: requests.Response) -> str:
-        return _error_message(response).replace(self._token, "***")  # in case a proxy echoes the request back
+    def _timeouts(self, method: str, path: str) -> tuple[float, float]:
+        connect, read = self.timeout if isinstance(self.timeout, tuple) else (self.timeout, self.timeout)
+        if self.deadline_at is None:
+            return connect, read
+        left = self.deadline_at - self._clock()
+        if left <= 0:
+            raise self._error(BudgetExhausted, None, method, path, "the deadline passed; nothing sent")
+        return min(connect, left), min(read, left)
 
-    def _attempt(self, method: str, target: str, params, body, path: str) -> requests.Response:
-        """One HTTP exchange to `target` (a path or a pagination URL; `path` names it in errors).
-        Returns a success or rate-limited response; raises _Transient or GitHubError."""
+    def _check_reserve(self, kind: str, method: str, path: str) -> None:
+        """Before sending: when the budget is down to the reserve, wait for the window to reset if that is soon
+        (and within the deadline), else refuse with nothing sent."""
+        rate = self.rates.get("search" if kind == "search" else "core")
+        if rate is None or rate.remaining > self.min_remaining:
+            return
+        now = self._clock()
+        if now >= rate.reset:
+            return  # the window has reset since; the next answer tells the new budget
+        wait = rate.reset - now + 1.0  # reset is a whole-second timestamp
+        fits_deadline = self.deadline_at is None or now + wait <= self.deadline_at
+        if wait <= self.max_wait and fits_deadline:
+            self._sleep(wait)
+            return
+        raise self._error(BudgetExhausted, None, method, path,
+                          f"rate-limit reserve reached: {rate.remaining} of {rate.limit} {rate.resource} requests "
+                          f"left (reserve {self.min_remaining}), window resets in {wait:.0f}s; nothing sent")
+
+    def _send(self, method: str, target: str, params, body, path: str, kind: str) -> requests.Response:
+        """One HTTP exchange (the retry loop's `send`)."""
+        url = self._url(target)
+        self._check_reserve(kind, method, path)
+        if kind == "write":
+            self.pacer.acquire(deadline=self.deadline_at, what=f"{method} {path}")
+        timeout = self._timeouts(method, path)
         self.request_count += 1
-        try:
-            response = self._session.request(method, self._url(target), params=params, json=body, timeout=self.timeout)
-        except _TRANSIENT_ERRORS as exc:
+        self.requests_by_kind[kind] += 1
+        response = self._session.request(method, url, params=params, json=body, timeout=timeout)
+        rate = rate_from_headers(response.headers)
+        if rate is not None:
+            self.rates[rate.resource] = rate
+        return response
+
+    def _transport_verdict(self, method: str, path: str) -> Callable[[BaseException], Verdict]:
+        def verdict(exc: BaseException) -> Verdict:
+            if not isinstance(exc, _TRANSPORT_ERRORS):
+                raise exc  # our own refusals (budget, off-host link) and bugs are not retried
             # A connect timeout means nothing was sent; anything later may have reached GitHub.
             maybe_processed = not isinstance(exc, requests.ConnectTimeout)
-            raise _Transient(GitHubError(None, method, path, type(exc).__name__), maybe_processed) from None
-        if response.status_code >= 500:
-            raise _Transient(GitHubError(response.status_code, method, path, self._message(response)), True)
-        if response.status_code >= 400 and not _is_rate_limited(response):
-            raise GitHubError(response.status_code, method, path, self._message(response))
-        return response
+            return retry(self._error(Transient, None, method, path, type(exc).__name__),
+                         maybe_processed=maybe_processed)
+        return verdict
 
     def _request(
         self,
@@ -172,38 +207,27 @@ class GitHubClient:
         *,
         params: dict | None = None,
         body: Any = None,
-        on_maybe_processed: Callable[[GitHubError], Any] | None = None,
+        on_maybe_processed: Callable[[BaseException], Any] | None = None,
     ) -> requests.Response | Any:
         """Send with retries. `on_maybe_processed`, when given, decides what to do after a failure that GitHub may
         have acted on: it returns a value to use instead (a found duplicate), or None to allow a retry. Without it,
         such failures are retried (fine for reads and idempotent writes)."""
-        display_path = path.removeprefix(self.api_url).split("?")[0]
-        last_error: GitHubError | None = None
-        for attempt in range(self.max_retries + 1):
-            try:
-                response = self._attempt(method, path, params, body, display_path)
-            except _Transient as transient:
-                last_error = transient.error
-                if transient.maybe_processed and on_maybe_processed is not None:
-                    found = on_maybe_processed(transient.error)
-                    if found is not None:
-                        return found
-                wait = self._backoff(attempt)
-            else:
-                if response.status_code < 400:
-                    return response
-                wait = self._rate_limit_wait(response, attempt)
-                last_error = GitHubError(response.status_code, method, display_path,
-                                         f"rate limited: {self._message(response)}")
-                if wait > self.max_wait:
-                    raise GitHubError(response.status_code, method, display_path,
-                                      f"rate limited and GitHub asks to wait {wait:.0f}s, more than max_wait "
-                                      f"{self.max_wait:.0f}s; re-run later")
-            if attempt < self.max_retries:
-                self._sleep(wait)
-        assert last_error is not None
-        raise GitHubError(last_error.status, method, display_path,
-                          f"{last_error.message} (gave up after {self.max_retries + 1} attempts)")
+        display_path = urlsplit(path.removeprefix(self.api_url)).path or "/"
+        kind = "write" if method not in ("GET", "HEAD") else "search" if display_path.startswith("/search/") \
+            else "read"
+
+        def decide(response: requests.Response, attempt: int) -> Verdict:
+            return verdict_for_status(response.status_code, response.headers, response.content, attempt=attempt,
+                                      now=self._clock(), backoff=self._backoff, method=method, path=display_path,
+                                      service=SERVICE, secrets=(self._token,), reason=response.reason,
+                                      value=response)
+
+        return call_with_retries(
+            lambda: self._send(method, path, params, body, display_path, kind), decide,
+            sleep=self._sleep, clock=self._clock, max_retries=self.max_retries, max_wait=self.max_wait,
+            deadline=self.deadline_at, backoff=self._backoff,
+            on_transport_error=self._transport_verdict(method, display_path),
+            on_maybe_processed=on_maybe_processed, what=f"{method} {display_path}")
 
     def _json(self, method: str, path: str, **kwargs) -> Any:
         return self._request(method, path, **kwargs).json()
@@ -226,8 +250,7 @@ class GitHubClient:
                 yielded += 1
                 if limit is not None and yielded >= limit:
                     return
-            match = _LINK_NEXT_RE.search(response.headers.get("Link", ""))
-            url = match.group(1) if match else None
+            url = next_page(response.headers)
 
     @staticmethod
     def _issue_path(repo: str, number: int, suffix: str = "") -> str:
@@ -256,12 +279,54 @@ class GitHubClient:
     def list_repo_labels(self, repo: str) -> list[dict]:
         return list(self._paginate(self._repo_path(repo, "/labels")))
 
+    def list_labels_page(self, repo: str, page: int = 1) -> tuple[list[dict], int | None]:
+        """One page (100) of the repository's labels and the number of the next page (None on the last), for
+        callers that report progress or stop early."""
+        if not isinstance(page, int) or page < 1:
+            raise ValueError(f"page must be a positive integer, not {page!r}")
+        response = self._request("GET", self._repo_path(repo, "/labels"), params={"per_page": PER_PAGE,
+                                                                                 "page": page})
+        return response.json(), (page + 1 if next_page(response.headers) else None)
+
     def get_permission(self, repo: str, username: str) -> dict:
         """The collaborator-permission response: `permission` (admin/write/read/none) and `role_name`."""
         return self._json("GET", self._repo_path(repo, f"/collaborators/{quote(username, safe='')}/permission"))
 
-    def search_issues(self, query: str, *, limit: int | None) -> Iterator[dict]:
-        return self._paginate("/search/issues", {"q": query}, limit=limit, items_key="items")
+    def get_contents(self, repo: str, path: str, ref: str | None = None) -> str | None:
+        """A file's text (UTF-8), or None when it does not exist (404). A directory, a file too large for the
+        contents API (over 1 MB) or one that is not UTF-8 text is one clear error."""
+        if (not isinstance(path, str) or not path or path.startswith("/") or "\\" in path
+                or any(part in ("", ".", "..") for part in path.split("/")) or len(path) > 1024):
+            raise ValueError(f"invalid repository file path {path!r}: expected e.g. \".github/ptd-triage.yml\"")
+        api_path = self._repo_path(repo, f"/contents/{quote(path, safe='/')}")
+        try:
+            data = self._json("GET", api_path, params={"ref": ref} if ref else None)
+        except NotFound:
+            return None
+        if not isinstance(data, dict) or data.get("type") != "file":
+            kind = "a directory" if isinstance(data, list) else f"a {data.get('type')}" if isinstance(data, dict) \
+                else "not a file"
+            raise self._error(BadRequest, 200, "GET", api_path, f"{path} is {kind}, not a file")
+        if data.get("encoding") != "base64":
+            raise self._error(BadRequest, 200, "GET", api_path,
+                              f"{path} is too large for the contents API ({data.get('size')} bytes)")
+        try:
+            return base64.b64decode(data.get("content") or "", validate=False).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            raise self._error(BadRequest, 200, "GET", api_path, f"{path} is not UTF-8 text") from None
+
+    def search_issues(self, query: str, *, sort: str | None = "created", order: str = "asc",
+                      limit: int | None = None) -> Iterator[dict]:
+        """Search results, oldest first by default (so issues created during a sweep come last). `sort=None`
+        is GitHub's best match."""
+        if sort is not None and sort not in SEARCH_SORTS:
+            raise ValueError(f"unknown search sort {sort!r}; expected one of {', '.join(sorted(SEARCH_SORTS))}")
+        if order not in ("asc", "desc"):
+            raise ValueError(f"search order must be 'asc' or 'desc', not {order!r}")
+        params = {"q": query, "order": order}
+        if sort is not None:
+            params["sort"] = sort
+        return self._paginate("/search/issues", params, limit=limit, items_key="items")
 
     def list_issues(self, repo: str, *, labels: list[str] | None = None, state: str = "open",
                     limit: int | None = None) -> Iterator[dict]:
@@ -281,10 +346,11 @@ class GitHubClient:
     def create_comment(self, repo: str, number: int, body: str, *, dedupe_marker: str | None = None) -> dict:
         path = self._issue_path(repo, number, "/comments")
 
-        def after_uncertain_failure(error: GitHubError) -> dict | None:
+        def after_uncertain_failure(error: BaseException) -> dict | None:
             if dedupe_marker is None:
-                raise GitHubError(error.status, error.method, error.path,
-                                  f"{error.message}; the comment may or may not have been posted, not retrying")
+                if isinstance(error, HTTPError):
+                    raise error.with_detail("the comment may or may not have been posted, not retrying")
+                raise error
             for comment in self.list_comments(repo, number):
                 if dedupe_marker in (comment.get("body") or ""):
                     return comment
@@ -306,3 +372,13 @@ class GitHubClient:
     def create_label(self, repo: str, name: str, color: str, description: str) -> dict:
         return self._json("POST", self._repo_path(repo, "/labels"),
                           body={"name": name, "color": color.lstrip("#"), "description": description})
+
+    def update_label(self, repo: str, name: str, color: str, description: str) -> dict:
+        """Set an existing label's colour and description. Never its name: the request has no `new_name`."""
+        color = color.lstrip("#")
+        if not _COLOR_RE.match(color):
+            raise ValueError(f"invalid label colour {color!r}: expected six hex digits such as \"d73a4a\"")
+        if not name or not isinstance(name, str):
+            raise ValueError("update_label needs the label's name")
+        return self._json("PATCH", self._repo_path(repo, f"/labels/{quote(name, safe='')}"),
+                          body={"color": color, "description": description})

@@ -7,6 +7,7 @@ which must stay fast for events that are not ours, can use them too.
 from __future__ import annotations
 
 import re
+from typing import Mapping
 
 DEFAULT_API_URL = "https://api.github.com"
 
@@ -24,3 +25,17 @@ def validate_repo(repo: str) -> tuple[str, str]:
 def is_bot_account(login: str, account_type: str | None) -> bool:
     """GitHub marks apps' accounts with type "Bot"; their logins end in "[bot]" (e.g. github-actions[bot])."""
     return account_type == "Bot" or login.endswith("[bot]")
+
+
+def resolve_api_url(explicit: str | None, environ: Mapping[str, str]) -> str:
+    """The one place the API URL is worked out: an explicit value, else $GITHUB_API_URL, else api.github.com.
+    Raises ValueError (one line) for anything that is not an http(s) URL."""
+    url = (explicit or environ.get("GITHUB_API_URL") or DEFAULT_API_URL).strip().rstrip("/")
+    if not url.startswith(("http://", "https://")):
+        raise ValueError(f"the GitHub API URL must be an http(s) URL, got {url!r}")
+    return url
+
+
+def resolve_token(explicit: str | None, environ: Mapping[str, str]) -> str:
+    """The one place the token is found: an explicit value (the Action's input), else $GITHUB_TOKEN; "" if none."""
+    return (explicit or "").strip() or environ.get("GITHUB_TOKEN", "").strip()

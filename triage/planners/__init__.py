@@ -1,1 +1,76 @@
-"""TODO"""
+"""Planners and the one place a plan is made: `plan_issue` = enforce(planner.propose(...)).
+
+The registry maps a name (`rubric`, and the optional `llm` and `hybrid`) to a factory, so the Action's
+`planner` input and the CLI's `--planner` pick one by name and a fork can register its own. The rubric
+planner is the default and needs nothing; the model planners are imported only when asked for.
+
+May import: the standard library, `triage.config`, `triage.core`, and (lazily, in factories) planner modules.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+from triage.config.bundle import Bundle
+from triage.core.plan import Plan
+from triage.core.policy import enforce
+from triage.core.snapshot import IssueSnapshot
+from triage.planners.base import Planner
+
+_FACTORIES: dict[str, Callable[..., Planner]] = {}
+
+
+def register(name: str, factory: Callable[..., Planner]) -> None:
+    """Make a planner available by name; `factory(**options)` builds it."""
+    _FACTORIES[name] = factory
+
+
+def names() -> list[str]:
+    return sorted(_FACTORIES)
+
+
+class UnknownPlanner(ValueError):
+    pass
+
+
+def get_planner(name: str = "rubric", **options) -> Planner:
+    try:
+        factory = _FACTORIES[name]
+    except KeyError:
+        raise UnknownPlanner(f"unknown planner {name!r}; choose one of: {', '.join(names())}") from None
+    return factory(**options)
+
+
+def _rubric(**_options) -> Planner:
+    from triage.planners.rubric import RubricPlanner
+
+    return RubricPlanner()
+
+
+register("rubric", _rubric)
+
+
+def _llm(**options) -> Planner:
+    from triage.planners.llm import make_llm  # the model client is imported only when a model planner is asked for
+
+    return make_llm(**options)
+
+
+def _hybrid(**options) -> Planner:
+    from triage.planners.hybrid import make_hybrid
+
+    return make_hybrid(**options)
+
+
+register("llm", _llm)
+register("hybrid", _hybrid)
+
+
+def plan_issue(snapshot: IssueSnapshot, bundle: Bundle, *, planner: Planner | None = None, force: bool = False,
+               own_logins: frozenset[str] | None = None) -> Plan:
+    """The only way to a plan that may be written: whatever planner proposes, the policy decides."""
+    started = time.perf_counter()
+    planner = planner or get_planner("rubric")
+    plan = enforce(planner.propose(snapshot, bundle, force=force), snapshot, bundle, own_logins=own_logins)
+    return plan.with_(elapsed_ms=(time.perf_counter() - started) * 1000.0)

@@ -1,106 +1,107 @@
-"""The planner: (issue snapshot, bundle) -> plan, following the seed's steps in order.
+"""The rubric planner: the seed's procedure (steps 0-6) as a straight sequence over the YAML rubric.
 
-`propose` is the deterministic rubric planner. Whatever proposes a plan (this, or a future LLM
-planner), `plan_issue` passes it through `triage.core.policy.enforce`, the one gate that decides what
-may actually be written.
+Deterministic, free and fast. It proposes; `triage.planners.plan_issue` passes the proposal through the
+policy like any other planner's.
+
+May import: the standard library, `triage.config`, `triage.core`.
 """
 
 from __future__ import annotations
 
-import time
-
-from triage.core import steps
 from triage.config.bundle import Bundle
+from triage.core import steps
 from triage.core.plan import Plan, PlannedComment
-from triage.core.policy import enforce
 from triage.core.snapshot import IssueSnapshot
+from triage.core.steps import StepResult
 
 
-def _comment(bundle: Bundle, name: str, snapshot: IssueSnapshot) -> PlannedComment:
-    return PlannedComment(name, bundle.templates.render(name, author=snapshot.author))
+class RubricPlanner:
+    name = "rubric"
+
+    def propose(self, snapshot: IssueSnapshot, bundle: Bundle, *, force: bool = False) -> Plan:
+        return propose(snapshot, bundle, force=force)
+
+
+def run_steps(snapshot: IssueSnapshot, bundle: Bundle) -> list[StepResult]:
+    """Steps 0-6 in order, as far as the procedure goes for this issue."""
+    rubric, labels, comments = bundle.rubric, bundle.labels, bundle.step_templates
+    done = [steps.step0_already_triaged(snapshot, labels, rubric)]
+    if done[-1].stop:
+        return done
+    analysis = steps.analyse(snapshot, rubric, bundle.templates.names)
+    done.append(steps.step1_not_distributed(analysis, rubric, labels, comments["not_distributed"]))
+    if done[-1].stop:
+        return done
+    route = steps.step2_route(snapshot, analysis, rubric, labels)
+    done.append(route)
+    sub_team_owns_it = route.stop
+    if sub_team_owns_it:
+        done.append(steps.skipped(3, f"{route.decision} owns further triage"))
+    else:
+        done.append(steps.step3_modules(snapshot, analysis, rubric, labels, route.decision))
+    # Request types and possible high priority are facts about the issue, not triage the sub-team owns:
+    # the rubric says on which routes they are checked.
+    every_route = rubric.checks_on_every_route
+    types = steps.step4_types(analysis, rubric, labels) if not sub_team_owns_it or "types" in every_route \
+        else steps.skipped(4, f"{route.decision} owns further triage")
+    done.append(types)
+    done.append(steps.step5_high_priority(analysis, rubric, labels, snapshot)
+                if not sub_team_owns_it or "high_priority" in every_route
+                else steps.skipped(5, f"{route.decision} owns further triage"))
+    if sub_team_owns_it:
+        done.append(steps.skipped(6, f"{route.decision} owns further triage"))
+    else:
+        done.append(steps.step6_needs_reproduction(analysis, rubric, labels, types, comments["needs_reproduction"],
+                                                   comments.get("needs_reproduction_performance")))
+    return done
 
 
 def propose(snapshot: IssueSnapshot, bundle: Bundle, *, force: bool = False) -> Plan:
-    rubric, labels = bundle.rubric, bundle.labels
+    labels = bundle.labels
     plan = Plan(issue=snapshot.number)
-    reasons: list[str] = []
+    prefix: tuple[str, ...] = ()
+    if snapshot.clipped:  # hostile or huge text is read only up to GitHub's own limits
+        prefix = (f"read within limits: {'; '.join(snapshot.clipped)}",)
+    if labels.marker in snapshot.labels:
+        if not force:
+            return plan.with_(reasons=prefix + (f"already processed ('{labels.marker}' present); use a forced re-triage to redo",))
+        prefix += (f"forced re-triage: ignoring '{labels.marker}'",)
+    return plan_from_steps(plan, run_steps(snapshot, bundle), bundle, snapshot, prefix)
 
-    if labels.marker in snapshot.labels and not force:
-        return plan.with_(reasons=(f"already processed ('{labels.marker}' present); use a forced re-triage to redo",))
-    if force and labels.marker in snapshot.labels:
-        reasons.append(f"forced re-triage: ignoring '{labels.marker}'")
 
-    done, why = steps.step0_already_triaged(snapshot, labels)
-    reasons.append(why)
-    if done:
-        return plan.with_(outcome="already_triaged", add_labels=(labels.marker,), reasons=tuple(reasons))
-
-    analysis = steps.analyse(snapshot, rubric, bundle.templates.names)
-
-    not_dist, why = steps.step1_not_distributed(analysis, rubric)
-    reasons.append(why)
-    if not_dist:
-        return plan.with_(
-            outcome="not_distributed",
-            add_labels=(labels.review, labels.marker),
-            comment=_comment(bundle, "not_distributed", snapshot),
-            reasons=tuple(reasons),
-        )
-
-    route, _, why = steps.step2_route(snapshot, analysis, rubric, labels)
-    reasons.append(why)
-    sub_oncall = rubric.route_label(route)
-    add: list[str] = [sub_oncall]
-    plan = plan.with_(sub_oncall=sub_oncall)
-
-    if route in rubric.stop_after:
-        # The sub-team owns further triage; the checks the rubric marks as issue-wide still run.
-        if "types" in rubric.checks_on_every_route:
-            types, why = steps.step4_types(analysis, rubric, labels)
-            reasons.append(why)
-            add += types
-        if "high_priority" in rubric.checks_on_every_route:
-            urgent, why = steps.step5_high_priority(analysis, rubric)
-            reasons.append(why)
-            if urgent:
-                return plan.with_(outcome="high_priority", add_labels=(*add, labels.review), reasons=tuple(reasons))
-        reasons.append(f"stop: {route} owns further triage")
-        return plan.with_(outcome="routed", add_labels=(*add, labels.marker), reasons=tuple(reasons))
-
-    modules, confidence, why = steps.step3_modules(snapshot, analysis, rubric, labels, route)
-    reasons.append(why)
-    add += modules
-    plan = plan.with_(modules=tuple(modules), confidence=confidence)
-
-    types, why = steps.step4_types(analysis, rubric, labels)
-    reasons.append(why)
-    add += types
-
-    urgent, why = steps.step5_high_priority(analysis, rubric)
-    reasons.append(why)
-    if urgent:
-        return plan.with_(outcome="high_priority", add_labels=(*add, labels.review), reasons=tuple(reasons))
-
-    outcome = "classified"
-    if confidence == "low":
-        add.append(labels.review)
-        outcome = "needs_review"
-
-    comment = None
-    if types:  # step 4 only ever adds a request type (feature or enhancement, + performance)
-        reasons.append("step 6: a request, not a bug: no reproduction needed")
+def plan_from_steps(plan: Plan, results: list[StepResult], bundle: Bundle, snapshot: IssueSnapshot,
+                    prefix: tuple[str, ...] = ()) -> Plan:
+    """Fold the steps' results into one proposal: their labels in order, the last comment, and the outcome the
+    procedure reached (the policy derives the final outcome again from the labels)."""
+    labels = bundle.labels
+    by_step = {r.step: r for r in results}
+    add = [label for r in results for label in r.labels]
+    flagged = by_step.get(5) is not None and by_step[5].decision == "flag"
+    comment_name = next((r.comment for r in reversed(results) if r.comment), None)
+    last = results[-1]
+    if last.step == 0:
+        outcome = "already_triaged"
+    elif last.step == 1:
+        outcome = "not_distributed"
+    elif flagged:
+        outcome = "high_priority"
+    elif by_step[2].stop:
+        outcome = "routed"
     else:
-        needs, why = steps.step6_needs_reproduction(analysis, rubric)
-        reasons.append(why)
-        if needs:
-            add.append(labels.reproduction)
-            comment = _comment(bundle, "needs_distributed_reproduction", snapshot)
-
-    add.append(labels.marker)
-    return plan.with_(outcome=outcome, add_labels=tuple(add), comment=comment, reasons=tuple(reasons))
-
-
-def plan_issue(snapshot: IssueSnapshot, bundle: Bundle, *, force: bool = False) -> Plan:
-    started = time.perf_counter()
-    plan = enforce(propose(snapshot, bundle, force=force), snapshot, bundle)
-    return plan.with_(elapsed_ms=(time.perf_counter() - started) * 1000.0)
+        outcome = "needs_review" if by_step[3].decision == "low" else "classified"
+    if not flagged:
+        add.append(labels.marker)
+    route = by_step.get(2)
+    modules = by_step[3].labels if 3 in by_step and not by_step[3].skipped and by_step[3].decision != "low" else ()
+    confidence = by_step[3].decision if 3 in by_step and not by_step[3].skipped else None
+    return plan.with_(
+        outcome=outcome,
+        add_labels=tuple(dict.fromkeys(add)),
+        comment=PlannedComment(comment_name, "") if comment_name else None,  # the policy renders it
+        sub_oncall=route.labels[0] if route is not None and route.labels else None,
+        modules=tuple(modules),
+        confidence=confidence,
+        reasons=prefix + tuple(r.reason for r in results if not r.skipped) + (
+            (f"stop: {route.decision} owns further triage",) if route is not None and route.stop and not flagged else ()),
+        steps=tuple(results),
+    )

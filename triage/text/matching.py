@@ -3,87 +3,31 @@
 A signal is a regular expression (or a set of them that must all match) with a weight. It scores
 once per location it matches in, times that location's weight, so the same API named in the title,
 in the script and in a traceback frame adds up, while repeating a word fifty times in a log does not.
-Every hit is kept as `Evidence`, which is what the plan's reasons quote.
+Every hit is kept as `Evidence`, which is what the plan's reasons quote. Patterns are RE2 patterns
+(`triage.text.patterns`): matching costs time linear in the issue's text, whatever the rubric says.
+
+May import: the standard library and `triage.text` (document, patterns).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from triage.text.document import LOCATIONS, Document
+from triage.text.patterns import Pattern, PatternError, compile_pattern, evidence_text
 
-try:  # the regex parser: public as sre_parse until 3.11, private since (sre_parse still warns)
-    from re import _parser as _sre_parse  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover
-    import sre_parse as _sre_parse  # type: ignore[no-redef]
+__all__ = [
+    "Evidence", "Pattern", "PatternError", "Signal",
+    "compile_pattern", "compile_signal", "match_signal", "score", "summarize",
+]
 
 
 @dataclass(frozen=True)
 class Signal:
     id: str
-    patterns: tuple[re.Pattern[str], ...]  # one for `match`, several for `all`
+    patterns: tuple[Pattern, ...]  # one for `match`, several for `all`
     weight: float
     locations: tuple[str, ...]
-    # Per pattern: case-folded strings of which at least one occurs in any text the pattern matches
-    # (None: no such guarantee). Checking them with `in` first skips most regex scans: planning
-    # an issue runs a hundred patterns, and most of them cannot match.
-    triggers: tuple[frozenset[str] | None, ...] = ()
-
-    def may_match(self, index: int, folded: str) -> bool:
-        needed = self.triggers[index] if self.triggers else None
-        return needed is None or any(t in folded for t in needed)
-
-
-_ZERO_WIDTH = ("AT", "ASSERT", "ASSERT_NOT")
-
-
-def _required_literals(items) -> frozenset[str] | None:
-    """Strings (case-folded) of which one must occur wherever the parsed pattern matches.
-
-    Conservative: anything not understood contributes nothing, so the result is only ever a
-    necessary condition. Zero-width items (anchors, lookarounds) do not break a literal run.
-    """
-    candidates: list[frozenset[str]] = []
-    run: list[str] = []
-
-    def flush() -> None:
-        if len(run) >= 2:
-            candidates.append(frozenset({"".join(run).casefold()}))
-        run.clear()
-
-    for op, arg in items:
-        name = str(op)
-        if name == "LITERAL":
-            run.append(chr(arg))
-            continue
-        if name in _ZERO_WIDTH:
-            continue
-        flush()
-        if name == "SUBPATTERN":
-            inner = _required_literals(arg[-1])
-            if inner:
-                candidates.append(inner)
-        elif name == "BRANCH":
-            alternatives = [_required_literals(alt) for alt in arg[1]]
-            if alternatives and all(alternatives):
-                candidates.append(frozenset().union(*alternatives))  # type: ignore[arg-type]
-        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT") and arg[0] >= 1:
-            inner = _required_literals(arg[2])
-            if inner:
-                candidates.append(inner)
-    flush()
-    if not candidates:
-        return None
-    # The most selective: the one whose shortest string is longest.
-    return max(candidates, key=lambda c: (min(len(t) for t in c), -len(c)))
-
-
-def required_literals(pattern: re.Pattern[str]) -> frozenset[str] | None:
-    try:
-        return _required_literals(_sre_parse.parse(pattern.pattern, pattern.flags))
-    except Exception:  # an optimisation only: if the parser's shape ever changes, just scan
-        return None
 
 
 @dataclass(frozen=True)
@@ -105,32 +49,40 @@ def _quote(text: str, limit: int = 60) -> str:
     return "'" + text.replace("'", "’") + "'"
 
 
-def compile_signal(raw: dict, *, where: str) -> Signal:
-    flags = 0 if raw.get("case", "insensitive") == "sensitive" else re.IGNORECASE
+def compile_signal(raw: dict, *, where: str, line: int | None = None) -> Signal:
+    """A signal from its rubric entry; PatternError names the signal (and its line, when known)."""
+    case_sensitive = raw.get("case", "insensitive") == "sensitive"
     sources = [raw["match"]] if "match" in raw else list(raw["all"])
     patterns = []
     for source in sources:
         try:
-            patterns.append(re.compile(source, flags | re.MULTILINE))
-        except re.error as exc:
-            raise ValueError(f"{where}: signal '{raw['id']}' has an invalid regular expression ({exc})") from None
+            patterns.append(compile_pattern(source, case_sensitive=case_sensitive))
+        except PatternError as exc:
+            at = f" (line {line})" if line else ""
+            raise PatternError(
+                f"{where}: signal '{raw['id']}'{at} has a pattern RE2 cannot run: {exc} (RE2 has no lookarounds "
+                "or backreferences: write a boundary as `(?:^|[^A-Za-z0-9])(WORD)`, whose first group is the evidence)"
+            ) from None
     return Signal(
         id=raw["id"],
         patterns=tuple(patterns),
         weight=float(raw["weight"]),
         locations=tuple(raw.get("in") or LOCATIONS),
-        triggers=tuple(required_literals(p) for p in patterns),
     )
 
 
+def _find(pattern: Pattern, doc: Document, location: str) -> str | None:
+    if not pattern.may_match(doc.folded(location)):
+        return None
+    found = pattern.regex.search(doc.encoded(location))
+    return evidence_text(found) if found else None
+
+
 def _first_match(signal: Signal, index: int, doc: Document) -> tuple[str, str] | None:
-    pattern = signal.patterns[index]
     for location in signal.locations:
-        if not signal.may_match(index, doc.folded(location)):
-            continue
-        found = pattern.search(doc.get(location))
-        if found:
-            return location, found.group(0)
+        text = _find(signal.patterns[index], doc, location)
+        if text is not None:
+            return location, text
     return None
 
 
@@ -149,11 +101,11 @@ def match_signal(signal: Signal, doc: Document, location_weights: dict[str, floa
     evidence = []
     for location in signal.locations:
         weight = location_weights[location]
-        if not weight or not signal.may_match(0, doc.folded(location)):
+        if not weight:
             continue
-        found = signal.patterns[0].search(doc.get(location))
-        if found:
-            evidence.append(Evidence(signal.id, location, found.group(0), signal.weight * weight))
+        text = _find(signal.patterns[0], doc, location)
+        if text is not None:
+            evidence.append(Evidence(signal.id, location, text, signal.weight * weight))
     return evidence
 
 

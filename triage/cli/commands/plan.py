@@ -5,11 +5,9 @@ from __future__ import annotations
 import json
 import sys
 
-from triage.cli.common import add_config_options, fail
-from triage.config.bundle import ConfigError, load_bundle
+from triage.cli.common import add_config_options, add_planner_options, load_config, planner_from_args, run_command
 from triage.cli.inputs import read_snapshots
 from triage.core.plan import Plan
-from triage.core.snapshot import InputError
 
 
 def register(subparsers) -> None:
@@ -24,8 +22,13 @@ def register(subparsers) -> None:
     parser.add_argument("files", nargs="+", metavar="FILE")
     parser.add_argument("--format", choices=("json", "text"), default="json", help="json: one plan per line (default)")
     parser.add_argument("--force", action="store_true", help="re-triage even if the issue already carries the marker label")
+    parser.add_argument("--queue-label", default=None, metavar="LABEL",
+                        help="the label that puts an issue in the queue (default: the configuration's); an issue "
+                             "without it is not planned, and the plan says why")
+    parser.add_argument("--any-issue", action="store_true", help="plan issues even when they are not in the queue")
     add_config_options(parser)
-    parser.set_defaults(func=run)
+    add_planner_options(parser)
+    parser.set_defaults(func=lambda args: run_command(run, args))
 
 
 def format_text(plan: Plan, title: str) -> str:
@@ -41,16 +44,20 @@ def format_text(plan: Plan, title: str) -> str:
 
 
 def run(args) -> int:
-    from triage.planners.rubric import plan_issue
+    from triage.planners import plan_issue
 
-    try:
-        bundle = load_bundle(args.rubric, args.labels, args.templates)
-        records = read_snapshots(args.files)
-    except (ConfigError, InputError) as exc:
-        return fail(str(exc))
+    bundle = load_config(args)
+    records = read_snapshots(args.files)  # all of them first: bad input fails before any output
+    planner = planner_from_args(args)
     out = sys.stdout
     for index, (_, _, snapshot) in enumerate(records):
-        plan = plan_issue(snapshot, bundle, force=args.force)
+        queue = args.queue_label or bundle.labels.queue_label
+        if not args.any_issue and not snapshot.has_label(queue):
+            plan = Plan(issue=snapshot.number, reasons=(
+                f"not in the queue: the issue has no '{queue}' label (use --any-issue to plan it anyway)",))
+            print(f"ptd-triage: #{snapshot.number} is not in the queue (no '{queue}' label)", file=sys.stderr)
+        else:
+            plan = plan_issue(snapshot, bundle, planner=planner, force=args.force)
         if args.format == "json":
             out.write(json.dumps(plan.to_dict(), ensure_ascii=False) + "\n")
         else:

@@ -1,0 +1,253 @@
+"""The Action's router and its handlers, one per event it acts on (shaped like a Probot app).
+
+Handlers register for "event.action" keys on a `Router` and receive a `Run`: the settings, the payload, and
+lazily built pieces (GitHub client, configuration bundle, the triage service). Cold start matters: most events
+a workflow receives are not for us, so nothing heavy (requests, the planner, jinja2, yaml) is imported until a
+handler needs it.
+
+May import: the standard library, `triage.action.*`, `triage.core.snapshot`, and lazily `triage.config`,
+`triage.github.client`, `triage.planners`, `triage.service`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from triage.action.command import has_command, is_bot, role_allows_retriage, DEFAULT_COMMAND
+from triage.action.report import Reporter
+from triage.action.settings import ActionError, Settings
+from triage.core.snapshot import InputError, IssueSnapshot, snapshot_from_json
+
+OWN_COMMENT_MARK = "<!-- ptd-triage:"  # every comment we post carries it (triage.config.templates.comment_marker)
+
+
+@dataclass
+class Result:
+    kind: str  # "ignored" | "issue" | "sweep"
+    issue: Any = None  # triage.service.triager.IssueResult
+    sweep: Any = None  # triage.service.triager.SweepResult
+    why: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def results(self) -> list:
+        if self.kind == "issue":
+            return [self.issue]
+        return list(self.sweep.results) if self.sweep is not None else []
+
+    @property
+    def failed(self) -> list:
+        return [r for r in self.results if r.error]
+
+
+def ignored(why: str) -> Result:
+    return Result("ignored", why=why)
+
+
+class Run:
+    """One run of the Action: what the handlers share."""
+
+    def __init__(self, settings: Settings, reporter: Reporter, *, payload: Mapping[str, Any] | None = None,
+                 client: Any = None):
+        self.settings = settings
+        self.reporter = reporter
+        self.payload: Mapping[str, Any] = payload or {}
+        self._client = client
+        self._bundle = None
+        self._triager = None
+
+    @property
+    def client(self):
+        if self._client is None:
+            from triage.github.client import GitHubClient  # requests: only when we are going to talk to GitHub
+
+            cap = self.settings.max_backoff
+            sleep = time.sleep if cap is None else (lambda seconds: time.sleep(min(seconds, cap)))
+            self._client = GitHubClient(self.settings.token, self.settings.api_url, sleep=sleep)
+        return self._client
+
+    @property
+    def bundle(self):
+        if self._bundle is None:
+            from triage.config.bundle import ConfigError
+            from triage.config.repo import REPO_CONFIG_PATH, load_repo_bundle, precheck_inputs, read_repo_config
+
+            s = self.settings
+            try:
+                precheck_inputs(rubric=s.rubric or None, labels=s.labels or None, templates=s.templates or None)
+                # Layered and validated as a whole: the bundled queue <- the repository's file (one contents
+                # request, default branch) <- the Action's rubric/labels/templates inputs.
+                path = s.config or REPO_CONFIG_PATH
+                config = None if path == "none" else read_repo_config(self.client, s.repo, path)
+                self._bundle = load_repo_bundle(config, rubric=s.rubric or None, labels=s.labels or None,
+                                                templates=s.templates or None)
+            except (ConfigError, ValueError) as exc:
+                raise ActionError(str(exc)) from None
+        return self._bundle
+
+    @property
+    def queue_label(self) -> str:
+        return self.settings.queue_label or self.bundle.labels.queue_label
+
+    @property
+    def command(self) -> str:
+        return self.bundle.command  # issue 9: the command word is configuration (rubric `command:`)
+
+    @property
+    def triager(self):
+        if self._triager is None:
+            from triage.planners import UnknownPlanner, get_planner
+            from triage.service.triager import Triager
+
+            s = self.settings
+            try:
+                planner = get_planner(s.planner)
+            except UnknownPlanner as exc:
+                raise ActionError(f"input planner: {exc}") from None
+            self._triager = Triager(self.client, self.bundle, repo=s.repo, queue_label=self.queue_label,
+                                    planner=planner, dry_run=s.dry_run, own_logins=(s.bot_login,),
+                                    issue_seconds=s.issue_seconds)
+        return self._triager
+
+
+Handler = Callable[[Run], Result]
+
+
+class Router:
+    def __init__(self) -> None:
+        self._handlers: dict[str, Handler] = {}
+
+    def on(self, *keys: str) -> Callable[[Handler], Handler]:
+        def register(handler: Handler) -> Handler:
+            for key in keys:
+                self._handlers[key] = handler
+            return handler
+
+        return register
+
+    @property
+    def events(self) -> list[str]:
+        return sorted({key.split(".")[0] for key in self._handlers})
+
+    def dispatch(self, event: str, action: str | None, run: Run) -> Result:
+        if event not in self.events:
+            raise ActionError(
+                f"event '{event}' is not handled by ptd-triage; trigger it on: {', '.join(self.events)}")
+        key = f"{event}.{action}" if action else event
+        handler = self._handlers.get(key) or self._handlers.get(event)
+        if handler is None:
+            return ignored(f"'{key}' is not an event ptd-triage acts on")
+        return handler(run)
+
+
+router = Router()
+
+
+def _issue_from_payload(payload: Mapping[str, Any]) -> IssueSnapshot:
+    try:
+        return snapshot_from_json(dict(payload))
+    except InputError as exc:
+        raise ActionError(f"malformed event payload: {exc}") from None
+
+
+def _triage_issue(run: Run, number: int, **options) -> Result:
+    # The service re-reads the issue from GitHub: the payload can predate our own earlier writes.
+    return Result("issue", issue=run.triager.triage(number, **options))
+
+
+@router.on("issues.labeled")
+def on_issue_labeled(run: Run) -> Result:
+    snapshot = _issue_from_payload(run.payload)
+    label = run.payload.get("label")
+    if not isinstance(label, dict) or not isinstance(label.get("name"), str):
+        raise ActionError("malformed event payload: issues.labeled without label.name")
+    if label["name"] != run.queue_label:
+        return ignored(f"label {label['name']!r} is not the queue label {run.queue_label!r}")
+    return _triage_issue(run, snapshot.number)
+
+
+@router.on("issues.opened", "issues.reopened")
+def on_issue_opened(run: Run) -> Result:
+    snapshot = _issue_from_payload(run.payload)
+    if not snapshot.has_label(run.queue_label):
+        return ignored(f"issue #{snapshot.number} does not have the queue label {run.queue_label!r}")
+    return _triage_issue(run, snapshot.number)
+
+
+@router.on("issue_comment.created")
+def on_comment_created(run: Run) -> Result:
+    comment = run.payload.get("comment")
+    if not isinstance(comment, dict) or not isinstance(comment.get("user"), dict) \
+            or not isinstance(comment.get("id"), int):
+        raise ActionError("malformed event payload: issue_comment without comment.id and comment.user")
+    body = comment.get("body") if isinstance(comment.get("body"), str) else ""
+    snapshot = _issue_from_payload(run.payload)
+    login = str(comment["user"].get("login") or "")
+    number = snapshot.number
+    # Checks that need nothing from GitHub first: the command word can come from the repository's config file,
+    # and reading it is a request; a pull request or a bot's comment is never for us whatever the word is.
+    if snapshot.is_pull_request:
+        return ignored(f"comment on pull request #{number}: ptd-triage only triages issues")
+    if is_bot(comment["user"]) or OWN_COMMENT_MARK in body:
+        return ignored(f"comment by bot {login!r} (bots, including ptd-triage, cannot run commands)")
+    if run.command not in body:  # most comments: never scanned further
+        return ignored(f"comment has no line '{run.command}'")
+    if not snapshot.has_label(run.queue_label):
+        return ignored(f"{run.command} on #{number}, which does not have the queue label {run.queue_label!r}")
+    if not has_command(body, run.command):
+        return ignored(f"comment on #{number} has no line '{run.command}'")
+    allowed, role = role_allows_retriage(permission_of(run, login))
+    if not allowed:
+        return ignored(f"{run.command} by {login!r}, whose role is {role!r}; "
+                       f"it needs triage, write, maintain or admin. Nothing written.")
+    if not run.settings.dry_run:
+        run.client.add_reaction(run.settings.repo, comment["id"], "eyes")  # acknowledge before working
+    result = _triage_issue(run, number, force=True)
+    result.notes.append(f"{run.command} by {login} ({role})")
+    return result
+
+
+def permission_of(run: Run, login: str) -> Mapping[str, Any]:
+    from triage.http.errors import NotFound
+
+    try:
+        return run.client.get_permission(run.settings.repo, login)
+    except NotFound:  # not a collaborator GitHub knows of: no role at all
+        return {"permission": "none", "role_name": "none"}
+
+
+@router.on("schedule")
+def on_schedule(run: Run) -> Result:
+    return _sweep(run)
+
+
+@router.on("workflow_dispatch")
+def on_workflow_dispatch(run: Run) -> Result:
+    if run.settings.task:  # issue 9: `command: labels-sync` (triage.action.labels_sync)
+        from triage.action.labels_sync import TASK, handle_labels_sync
+
+        if run.settings.task != TASK:
+            raise ActionError(f"input command must be empty or '{TASK}', got {run.settings.task!r}")
+        return handle_labels_sync(run)
+    number = run.settings.issue_number
+    if number is None:
+        return _sweep(run)
+    force = run.settings.force
+    result = _triage_issue(run, number, force=force, require_queue=not force)
+    if result.issue.left:
+        return ignored(f"#{number}: {result.issue.left}; set the force input to triage it anyway")
+    return result
+
+
+def _sweep(run: Run) -> Result:
+    from triage.action.report import line_for
+
+    s = run.settings
+    sweep = run.triager.sweep(s.max_issues, seconds=s.sweep_seconds,
+                              on_result=lambda r: run.reporter.info(line_for(r)))
+    notes = [f"query: {sweep.query}", f"budget: {s.max_issues} issues"]
+    if sweep.stopped:
+        notes.append(f"stopped early: {sweep.stopped}")
+    return Result("sweep", sweep=sweep, notes=notes)

@@ -1,0 +1,83 @@
+"""The Action's entry point: read the runner's environment, route the event, report, and choose the exit status.
+
+Exit status: 0 when the run did what it should (including "not for us"), 1 on bad input (one `::error::` line,
+nothing written), on an event type the Action is not built for, or when any issue failed to triage.
+
+May import: the standard library and `triage.action.*` (which defer everything heavy).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Mapping
+
+from triage.action.handlers import Result, Run, router
+from triage.action.report import (Reporter, error_outputs, ignored_outputs, issue_outputs, line_for,
+                                  summary_markdown, sweep_outputs)
+from triage.action.settings import ActionError, read_payload, settings_from_environ
+
+
+def report_result(result: Result, reporter: Reporter, title: str) -> int:
+    if result.kind == "ignored":
+        reporter.info(f"ptd-triage: nothing to do: {result.why}")
+        reporter.set_outputs(ignored_outputs())
+        reporter.write_summary(summary_markdown(title, [], [f"Ignored: {result.why}"]))
+        return 0
+    for note in result.notes:
+        reporter.info(f"ptd-triage: {note}")
+    if result.kind == "issue":
+        reporter.info(line_for(result.issue))
+        reporter.set_outputs(issue_outputs(result.issue))
+        reporter.write_summary(summary_markdown(title, result.results, result.notes))
+    else:
+        reporter.set_outputs(sweep_outputs(result.sweep))
+        reporter.write_summary(summary_markdown(title, result.results, result.notes, sweep=result.sweep))
+    failed = result.failed
+    for item in failed:
+        reporter.error(f"#{item.number}: {item.error}" if item.number else item.error)
+    if result.kind == "sweep":
+        sweep = result.sweep
+        reporter.info(f"ptd-triage: found {sweep.found}, triaged {len(sweep.triaged)}, failed {len(failed)}, "
+                      f"skipped {sum(sweep.skipped.values())}, left {sweep.left}")
+        if failed:
+            reporter.error(f"sweep: {len(failed)} of {len(sweep.results)} issue(s) failed; re-run to complete them")
+    return 1 if failed else 0
+
+
+def main(environ: Mapping[str, str] | None = None) -> int:
+    env = os.environ if environ is None else environ
+    reporter = Reporter(env)
+    try:
+        event = env.get("GITHUB_EVENT_NAME", "").strip()
+        if not event:
+            raise ActionError("GITHUB_EVENT_NAME is not set: run inside GitHub Actions")
+        settings = settings_from_environ(env)
+        payload = read_payload(env)
+        action = payload.get("action")
+        if action is not None and not isinstance(action, str):
+            raise ActionError("malformed event payload: 'action' must be a string")
+        run = Run(settings, reporter, payload=payload)
+        result = router.dispatch(event, action, run)
+        title = f"{event}.{action}" if action else event
+        return report_result(result, reporter, title)
+    except ActionError as exc:
+        return fail(reporter, str(exc))
+    except Exception as exc:  # noqa: BLE001 - the last line of defence still says one clear thing
+        from triage.http.errors import HTTPError
+
+        if isinstance(exc, HTTPError):
+            return fail(reporter, str(exc))
+        if env.get("RUNNER_DEBUG") == "1":
+            import traceback
+
+            traceback.print_exc()
+        return fail(reporter, f"internal error: {type(exc).__name__}: {exc}")
+
+
+def fail(reporter: Reporter, message: str) -> int:
+    reporter.error(message)
+    try:
+        reporter.set_outputs(error_outputs())
+    except OSError:
+        pass  # the error line above is what matters
+    return 1

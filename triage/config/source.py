@@ -1,0 +1,138 @@
+"""Configuration documents with their line numbers: YAML (and JSON, which YAML reads) plus where each node was.
+
+`validate` reports every problem on one line with the file and line it comes from, also after a repository's
+`.github/ptd-triage.yml` was layered over a bundled queue; so a document is read into `Located`: the plain data
+and a map from each key path to (file, line). `merge` layers one document over another and keeps both maps.
+
+May import: the standard library and yaml.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+Path_ = tuple  # a key path into a document: ("routing", "routes", "infra", "label")
+
+
+# libyaml's loader when it is there: the rubric is read on every run, and the pure-Python one is several times slower.
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class SourceError(ValueError):
+    """A document that cannot be read at all; one line naming the file (and line)."""
+
+
+@dataclass
+class Located:
+    data: Any
+    file: str
+    marks: dict[Path_, tuple[str, int]] = field(default_factory=dict)  # key path -> (file, 1-based line)
+
+    def where(self, path: Path_) -> tuple[str, int | None]:
+        """The file and line of the deepest node on `path` that has a mark (a missing key: its parent)."""
+        path = tuple(path)
+        while True:
+            if path in self.marks:
+                return self.marks[path]
+            if not path:
+                return self.file, None
+            path = path[:-1]
+
+
+def _marks(node: yaml.Node, file: str, path: Path_, out: dict) -> None:
+    out[path] = (file, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            name = key.value
+            out[path + (name,)] = (file, key.start_mark.line + 1)
+            _marks(value, file, path + (name,), out)
+            out[path + (name,)] = (file, key.start_mark.line + 1)  # the key's line, not the value's
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _marks(item, file, path + (i,), out)
+
+
+def parse_document(text: str, file: str) -> Located:
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or "malformed YAML"
+        raise SourceError(f"{file}{where}: not valid YAML/JSON: {problem}") from None
+    finally:
+        loader.dispose()
+    marks: dict = {}
+    if node is not None:
+        _marks(node, file, (), marks)
+    return Located(data, file, marks)
+
+
+def load_document(path: str | Path) -> Located:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SourceError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise SourceError(f"{path}: not UTF-8 text") from None
+    return parse_document(text, str(path))
+
+
+def merge(base: Located, override: Any, marks: dict[Path_, tuple[str, int]], at: Path_ = ()) -> Located:
+    """`override` (found at `at` in a document whose marks are `marks`) layered over `base`: mappings merge key
+    by key, anything else replaces, `add_signals: [...]` beside (or instead of) `signals` appends to them (a fork
+    adds words to a topic without copying its list), and `_remove: [key, ...]` deletes keys (a route, a topic)."""
+    data = copy.deepcopy(base.data)
+    out_marks = dict(base.marks)
+
+    def walk(target: dict, value: dict, path: Path_, src: Path_) -> None:
+        for key, item in value.items():
+            here, there = path + (key,), src + (key,)
+            if key == "_remove" and isinstance(item, list):  # `_remove: [name, ...]` deletes keys (a route, a topic)
+                for name in item:
+                    if isinstance(name, str) and name in target:
+                        del target[name]
+                        _drop_marks(out_marks, path + (name,))
+                continue
+            if key == "add_signals" and isinstance(item, list):
+                old = target.setdefault("signals", [])
+                if isinstance(old, list):
+                    for i, sig in enumerate(item):
+                        _copy_marks(marks, there + (i,), out_marks, path + ("signals", len(old)))
+                        old.append(copy.deepcopy(sig))
+                    continue
+            if isinstance(item, dict) and isinstance(target.get(key), dict):
+                out_marks[here] = marks.get(there, out_marks.get(here))
+                walk(target[key], item, here, there)
+            else:
+                _drop_marks(out_marks, here)
+                target[key] = copy.deepcopy(item)
+                _copy_marks(marks, there, out_marks, here)
+
+    if isinstance(override, dict) and isinstance(data, dict):
+        walk(data, override, (), at)
+    elif override is not None:
+        data = copy.deepcopy(override)
+        out_marks = {}
+        _copy_marks(marks, at, out_marks, ())
+    return Located(data, base.file, out_marks)
+
+
+def _drop_marks(marks: dict, prefix: Path_) -> None:
+    for key in [k for k in marks if k[: len(prefix)] == prefix]:
+        del marks[key]
+
+
+def _copy_marks(src: dict, src_prefix: Path_, dst: dict, dst_prefix: Path_) -> None:
+    n = len(src_prefix)
+    for key, mark in src.items():
+        if key[:n] == src_prefix:
+            dst[dst_prefix + key[n:]] = mark

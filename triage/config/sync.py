@@ -1,0 +1,82 @@
+"""`labels sync`: what the configuration's labels need on a repository, and doing it (create; update on request).
+
+Pure planning (`plan_sync`) and a small executor (`apply_sync`) over a client with `list_repo_labels`,
+`create_label` and `update_label`. It never deletes and never renames: a label the configuration does not name
+is left alone, and one that exists under another capitalisation (GitHub matches label names without regard to
+case) is reported, not changed.
+
+May import: the standard library, `triage.config.labels`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from triage.config.labels import LabelSet
+
+CREATE, UPDATE, OK, DIFFERS = "create", "update", "ok", "differs"
+
+
+@dataclass(frozen=True)
+class Change:
+    name: str
+    action: str  # create | update | ok | differs (exists with another colour/description; --update to change)
+    color: str
+    description: str
+    before: str = ""  # for update/differs: what the repository has now
+
+    def row(self) -> tuple[str, str, str, str]:
+        detail = f"#{self.color} {self.description}"
+        if self.before:
+            detail += f" (now: {self.before})"
+        return self.action, self.name, detail, ""
+
+
+def plan_sync(labels: LabelSet, existing: list[dict], *, update: bool = False) -> list[Change]:
+    """One Change per label the configuration names, in its order."""
+    have = {str(item.get("name", "")).lower(): item for item in existing}
+    out = []
+    for spec in labels.specs:
+        color = spec.color.lower()
+        found = have.get(spec.name.lower())
+        if found is None:
+            out.append(Change(spec.name, CREATE, color, spec.description))
+            continue
+        now_color = str(found.get("color") or "").lower()
+        now_desc = found.get("description") or ""
+        if now_color == color and now_desc == spec.description:
+            out.append(Change(spec.name, OK, color, spec.description))
+            continue
+        before = f"#{now_color} {now_desc}".strip()
+        # The repository's own capitalisation is kept: updating addresses the label by its existing name.
+        out.append(Change(found.get("name", spec.name), UPDATE if update else DIFFERS, color, spec.description, before))
+    return out
+
+
+def apply_sync(client, repo: str, changes: list[Change]) -> list[str]:
+    """Carry out creates and updates; returns one line per write."""
+    done = []
+    for change in changes:
+        if change.action == CREATE:
+            client.create_label(repo, change.name, change.color, change.description)
+            done.append(f"created {change.name}")
+        elif change.action == UPDATE:
+            client.update_label(repo, change.name, change.color, change.description)
+            done.append(f"updated {change.name}")
+    return done
+
+
+def table(changes: list[Change], *, applied: bool) -> str:
+    """A plain-text table of what sync would do (or did)."""
+    verb = {CREATE: "created" if applied else "would create", UPDATE: "updated" if applied else "would update",
+            OK: "up to date", DIFFERS: "differs (use --update)"}
+    rows = [(verb[c.action], c.name, f"#{c.color}", c.description + (f"  [now: {c.before}]" if c.before else ""))
+            for c in changes]
+    widths = [max(len(r[i]) for r in rows + [("action", "label", "colour", "")]) for i in range(3)]
+    lines = [f"{'action':<{widths[0]}}  {'label':<{widths[1]}}  {'colour':<{widths[2]}}  description"]
+    lines += [f"{a:<{widths[0]}}  {n:<{widths[1]}}  {c:<{widths[2]}}  {d}" for a, n, c, d in rows]
+    counts = {k: sum(1 for c in changes if c.action == k) for k in (CREATE, UPDATE, OK, DIFFERS)}
+    lines.append(f"{counts[CREATE]} to create, {counts[UPDATE]} to update, {counts[OK]} up to date, "
+                 f"{counts[DIFFERS]} differing; nothing is ever deleted or renamed"
+                 + ("" if applied else " (dry run: --apply to write)"))
+    return "\n".join(lines)

@@ -1,0 +1,142 @@
+"""Every check a configuration must pass, each problem one line with the file and line it comes from.
+
+The schema (rubric and labels), every pattern (each must compile under RE2: no backreferences or lookarounds,
+whose backtracking can take exponential time, and no repetition RE2 refuses as too large — so no pattern can be
+catastrophic on long issue text), routes against precedence, default and stop_after, each label a rule names in
+the allowlist with the role it is used in, each module's route, and each template a step posts present and
+rendering. `ptd-triage validate`, the Action at start and `load_bundle` all run these same checks.
+
+May import: the standard library, jsonschema, `triage.config` (source, rubric, labels, templates), `triage.text`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from jsonschema import Draft202012Validator
+
+from triage.config.labels import _SCHEMA as LABELS_SCHEMA, LabelsError, TYPE_KINDS, parse_labels
+from triage.config.rubric import DEFAULT_COMMENT_TEMPLATES, _validator as rubric_validator, route_problems
+from triage.config.source import Located
+from triage.config.templates import SUFFIX, TemplatesError, build_templates
+from triage.text.matching import PatternError, compile_signal
+from triage.text.patterns import compile_pattern
+
+
+@dataclass(frozen=True)
+class Problem:
+    file: str
+    line: int | None
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.message}" if self.line else f"{self.file}: {self.message}"
+
+
+@dataclass
+class QueueSources:
+    """A queue's configuration before compiling: the rubric and label documents and the template sources."""
+
+    rubric: Located
+    labels: Located
+    templates: dict[str, str]
+    templates_dir: str
+    template_files: dict[str, tuple[str, int | None]]  # name -> where its text came from
+
+
+def _at(doc: Located, path, message: str) -> Problem:
+    file, line = doc.where(tuple(path))
+    return Problem(file, line, message)
+
+
+def _schema_problems(doc: Located, validator: Draft202012Validator, what: str) -> list[Problem]:
+    out = []
+    for error in sorted(validator.iter_errors(doc.data), key=lambda e: [str(p) for p in e.absolute_path]):
+        where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
+        out.append(_at(doc, error.absolute_path, f"invalid {what} at {where}: {error.message}"))
+    return out
+
+
+def _signal_lists(data: dict):
+    """(key path, signals) for every list of signals in the rubric."""
+    for name, topic in data.get("topics", {}).items():
+        yield ("topics", name, "signals"), topic.get("signals", [])
+    for name, route in data.get("routing", {}).get("routes", {}).items():
+        yield ("routing", "routes", name, "signals"), route.get("signals", [])
+    yield ("not_distributed", "signals"), data.get("not_distributed", {}).get("signals", [])
+    for kind in data.get("types", {}):
+        yield ("types", kind, "signals"), data["types"][kind].get("signals", [])
+    hp = data.get("high_priority", {})
+    for name, criterion in hp.get("criteria", {}).items():
+        yield ("high_priority", "criteria", name, "signals"), criterion.get("signals", [])
+    yield ("high_priority", "counter_evidence", "signals"), hp.get("counter_evidence", {}).get("signals", [])
+    yield ("high_priority", "signals"), hp.get("signals", [])  # the older single-gate form
+    yield ("reproduction", "signals"), data.get("reproduction", {}).get("signals", [])
+
+
+def check(sources: QueueSources) -> list[Problem]:
+    rubric, labels = sources.rubric, sources.labels
+    problems = _schema_problems(rubric, rubric_validator(), "rubric")
+    problems += _schema_problems(labels, Draft202012Validator(LABELS_SCHEMA), "labels")
+    if problems:
+        return problems  # the cross-references below assume the documents' shape
+    r, l = rubric.data, labels.data
+
+    for key in ("environment_heading", "comment_separator"):
+        if r["text"].get(key):
+            try:
+                compile_pattern(r["text"][key])
+            except PatternError as exc:
+                problems.append(_at(rubric, ("text", key), f"text.{key} is not a pattern RE2 can run ({exc})"))
+    seen: dict[str, tuple] = {}
+    for path, signals in _signal_lists(r):
+        for i, raw in enumerate(signals):
+            if raw["id"] in seen:
+                problems.append(_at(rubric, path + (i, "id"), f"signal id '{raw['id']}' is used twice (ids must be unique)"))
+            seen.setdefault(raw["id"], path + (i,))
+            try:
+                compile_signal(raw, where="/".join(map(str, path)))
+            except PatternError as exc:
+                problems.append(_at(rubric, path + (i,), str(exc)))
+    if r["modules"]["medium"] > r["modules"]["high"]:
+        problems.append(_at(rubric, ("modules", "medium"), "modules.medium must not exceed modules.high"))
+    problems += [_at(rubric, path, message) for path, message in route_problems(r)]
+
+    try:
+        allow = parse_labels(l, labels.file)
+    except LabelsError as exc:
+        problems.append(Problem(labels.file, None, str(exc).removeprefix(labels.file + ": ")))
+        return problems
+    index = {spec.get("name"): i for i, spec in enumerate(l["labels"])}
+    routes = r["routing"]["routes"]
+    for name, topic in r["topics"].items():
+        label = topic.get("label")
+        if label is not None and allow.role(label) != "module":
+            have = allow.role(label)
+            why = f"which has role '{have}'" if have else "which is not in the allowlist"
+            problems.append(_at(rubric, ("topics", name, "label"), f"topic '{name}' names label '{label}', {why} (needs role 'module')"))
+    for name, rule in routes.items():
+        label = rule.get("label")
+        if label is not None and allow.role(label) != "sub-oncall":
+            have = allow.role(label)
+            why = f"which has role '{have}'" if have else "which is not in the allowlist"
+            problems.append(_at(rubric, ("routing", "routes", name, "label"), f"route '{name}' names label '{label}', {why} (needs role 'sub-oncall')"))
+    for spec in allow.specs:
+        if spec.role == "module" and spec.route is not None and spec.route not in routes:
+            problems.append(_at(labels, ("labels", index[spec.name], "route"),
+                                f"module '{spec.name}' belongs to route '{spec.route}', which the rubric does not define"))
+    for kind in TYPE_KINDS:
+        if not any(s.role == "type" and s.kind == kind for s in allow.specs):
+            problems.append(_at(labels, ("labels",), f"the allowlist has no type label of kind '{kind}', which step 4 adds"))
+
+    wanted = {**DEFAULT_COMMENT_TEMPLATES, **r.get("comments", {})}
+    for step, name in wanted.items():
+        if name not in sources.templates:
+            where = ("comments", step) if step in r.get("comments", {}) else ("comments",)
+            problems.append(_at(rubric, where, f"comments.{step} names template '{name}', but {sources.templates_dir} "
+                                               f"has no {name}{SUFFIX}"))
+    try:
+        build_templates(sources.templates_dir, sources.templates, required=())
+    except TemplatesError as exc:
+        problems.append(Problem(sources.templates_dir, None, str(exc).removeprefix(sources.templates_dir + ": ")))
+    return problems

@@ -1,0 +1,75 @@
+"""A sliding-window pacer for content-creating requests.
+
+Imports: the standard library and `triage.http.errors` only.
+
+Why: GitHub's secondary limits allow about 80 content-creating requests a minute and 500 an hour
+(tests/contract/rest/rate-limits.json), there is no way to ask how much of them is left, and tripping them costs at
+least a minute's wait (and, repeated, a ban). So we count our own writes and stay under lower caps (defaults 60 a
+minute, 450 an hour). Bursts are allowed up to the cap, so one issue's two or three writes never wait; a sweep
+is spread out. A wait that would end past the deadline, or that is longer than `max_wait` (the hourly cap can mean
+most of an hour), raises `BudgetExhausted` at once instead of sleeping: the run stops cleanly and the next one goes
+on.
+"""
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+
+from triage.http.errors import BudgetExhausted
+
+MINUTE, HOUR = 60.0, 3600.0
+
+
+class WritePacer:
+    def __init__(self, *, per_minute: int = 60, per_hour: int = 450, clock: Callable[[], float],
+                 sleep: Callable[[float], None], max_wait: float = 120.0, service: str = "HTTP"):
+        if per_minute < 1 or per_hour < 1:
+            raise ValueError("write caps must be at least 1 per minute and per hour")
+        self.per_minute, self.per_hour = per_minute, per_hour
+        self.max_wait = max_wait
+        self.service = service  # names the API in a BudgetExhausted message
+        self._clock, self._sleep = clock, sleep
+        self._sent: deque[float] = deque()  # send times of the last hour, oldest first
+        self.waited = 0.0  # total seconds slept for pacing (reported by benchmarks)
+
+    def _forget_old(self, now: float) -> None:
+        while self._sent and self._sent[0] <= now - HOUR:
+            self._sent.popleft()
+
+    def wait_needed(self, now: float) -> float:
+        """Seconds until one more write fits under both caps (0 when it fits now)."""
+        self._forget_old(now)
+        wait = 0.0
+        sent = list(self._sent)
+        for cap, window in ((self.per_minute, MINUTE), (self.per_hour, HOUR)):
+            recent = [t for t in sent if t > now - window]
+            if len(recent) >= cap:
+                # the write that must leave the window before one more fits: the (len - cap + 1)-th oldest
+                wait = max(wait, recent[len(recent) - cap] + window - now)
+        return wait
+
+    def acquire(self, *, deadline: float | None = None, what: str = "write") -> None:
+        """Block (with the injected sleep) until one more write fits, then count it as sent."""
+        now = self._clock()
+        wait = self.wait_needed(now)
+        if wait > 0:
+            method, _, path = what.partition(" ")
+            if deadline is not None and now + wait > deadline:
+                raise BudgetExhausted(None, method, path, f"pacing writes ({self.per_minute}/min, "
+                                      f"{self.per_hour}/h) would wait {wait:.0f}s, past the deadline; nothing sent",
+                                      service=self.service)
+            if wait > self.max_wait:
+                raise BudgetExhausted(None, method, path, f"pacing writes ({self.per_minute}/min, "
+                                      f"{self.per_hour}/h) would wait {wait:.0f}s, more than {self.max_wait:.0f}s; "
+                                      "nothing sent, re-run later", service=self.service)
+            self._sleep(wait)
+            self.waited += wait
+            now = self._clock()
+        self._sent.append(now)
+
+    def sent_in(self, window: float, now: float | None = None) -> int:
+        now = self._clock() if now is None else now
+        return sum(1 for t in self._sent if t > now - window)
+
+
+__all__ = ["HOUR", "MINUTE", "WritePacer"]

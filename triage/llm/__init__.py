@@ -1,0 +1,26 @@
+"""The optional LLM planner's provider protocols, sans I/O (in the spirit of gidgethub's `sansio`).
+
+Each provider module has two pure functions: `build_request(...) -> Request` (method, URL, headers, body bytes)
+and `parse_response(status, headers, body) -> Reply` (the model's JSON object and token counts), which raises a
+typed error from `triage.llm.errors` for everything else. The caller owns the HTTP client, timeouts, retries and
+budgets. Modules:
+
+- `errors`: the error types; `common`: Request, Reply and shared helpers (Retry-After, JSON, headers);
+- `openai_chat` (any OpenAI-compatible base URL), `anthropic_messages`, `bedrock_converse` (SigV4 via botocore,
+  imported lazily: the optional `bedrock` extra);
+- `pricing`: estimated cost from token counts.
+
+No module here imports an HTTP library, and importing this package imports nothing but the standard library, so
+the default rubric planner's start-up is unchanged.
+
+May import: the standard library, `triage.http` (the shared retry loop, in the clients), `triage.config` and
+`triage.core` (plan schema and prompt); HTTP libraries and botocore only lazily, inside the clients.
+"""
+from __future__ import annotations
+
+from .common import Reply, Request
+from .errors import (LLMAuthError, LLMBadRequest, LLMConfigError, LLMError, LLMInvalidReply, LLMQuotaExceeded,
+                     LLMRateLimited, LLMRefused, LLMTransient, LLMTruncated)
+
+__all__ = ["LLMAuthError", "LLMBadRequest", "LLMConfigError", "LLMError", "LLMInvalidReply", "LLMQuotaExceeded",
+           "LLMRateLimited", "LLMRefused", "LLMTransient", "LLMTruncated", "Reply", "Request"]

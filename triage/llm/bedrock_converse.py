@@ -1,0 +1,185 @@
+"""Amazon Bedrock Converse with a forced tool, sans I/O: `build_request` (SigV4-signed) and `parse_response`.
+
+The plan is the `input` of the forced tool (`toolConfig.tools[].toolSpec.inputSchema.json`,
+`toolChoice: {"tool": {"name": ...}}`), read from `output.message.content[].toolUse.input`.
+Signing uses botocore's `SigV4Auth` + `AWSRequest` (the optional extra `ptd-triage[bedrock]`), imported inside
+`sign()` only, so importing this module needs nothing but the standard library and `triage.llm.common/errors`.
+Credentials come from the caller (`credentials_from_env(os.environ)` reads what
+`aws-actions/configure-aws-credentials` exports).
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+from urllib.parse import quote
+
+from .common import (Headers, Reply, Request, as_count, check_common, check_name, decode_json, encode_json,
+                     error_for_status, header, plan_from_text, retry_after)
+from .errors import (LLMAuthError, LLMBadRequest, LLMConfigError, LLMError, LLMInvalidReply, LLMQuotaExceeded,
+                     LLMRateLimited, LLMRefused, LLMTransient, LLMTruncated)
+
+PROVIDER = "bedrock"
+SIGNING_SERVICE = "bedrock"
+TOOL_DESCRIPTION = "Record the triage plan for the issue. Call this exactly once with the complete plan."
+
+_AUTH_ERRORS = frozenset({"AccessDeniedException", "UnrecognizedClientException", "InvalidSignatureException",
+                          "IncompleteSignatureException", "MissingAuthenticationTokenException",
+                          "ExpiredTokenException", "InvalidClientTokenId", "SignatureDoesNotMatch"})
+_TRANSIENT_ERRORS = frozenset({"InternalServerException", "ServiceUnavailableException", "ModelTimeoutException",
+                               "ModelNotReadyException", "ModelErrorException"})
+_BAD_REQUEST_ERRORS = frozenset({"ValidationException", "ResourceNotFoundException", "SerializationException",
+                                 "ModelStreamErrorException"})
+
+
+@dataclass(frozen=True)
+class AwsCredentials:
+    access_key: str
+    secret_key: str = field(repr=False)
+    session_token: str | None = field(default=None, repr=False)
+
+
+def credentials_from_env(env: Mapping[str, str]) -> AwsCredentials | None:
+    """AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN from `env` (pass os.environ); None when the
+    key pair is incomplete."""
+    key, secret = env.get("AWS_ACCESS_KEY_ID", "").strip(), env.get("AWS_SECRET_ACCESS_KEY", "").strip()
+    if not key or not secret:
+        return None
+    return AwsCredentials(key, secret, env.get("AWS_SESSION_TOKEN", "").strip() or None)
+
+
+def region_from_env(env: Mapping[str, str]) -> str | None:
+    return (env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "").strip() or None
+
+
+def endpoint(region: str) -> str:
+    return f"https://bedrock-runtime.{region}.amazonaws.com"
+
+
+def build_request(*, model: str, system: str, user: str, schema: Mapping[str, Any], schema_name: str,
+                  max_tokens: int, credentials: AwsCredentials, region: str, base_url: str | None = None,
+                  temperature: float | None = None, now: datetime | None = None) -> Request:
+    """POST {base_url or the regional endpoint}/model/{model}/converse, signed with SigV4 for `region`.
+    `now` fixes the signing time (tests); by default botocore reads the clock."""
+    check_common(model, max_tokens, schema)
+    check_name(schema_name)
+    if not region:
+        raise ValueError("region is required (AWS_REGION)")
+    body: dict[str, Any] = {
+        "messages": [{"role": "user", "content": [{"text": user}]}],
+        "system": [{"text": system}],
+        "inferenceConfig": {"maxTokens": max_tokens},
+        "toolConfig": {"tools": [{"toolSpec": {"name": schema_name, "description": TOOL_DESCRIPTION,
+                                               "inputSchema": {"json": dict(schema)}}}],
+                       "toolChoice": {"tool": {"name": schema_name}}},
+    }
+    if temperature is not None:
+        body["inferenceConfig"]["temperature"] = temperature
+    url = (base_url or endpoint(region)).rstrip("/") + "/model/" + quote(model, safe="") + "/converse"
+    unsigned = Request("POST", url, {"Content-Type": "application/json", "Accept": "application/json"},
+                       encode_json(body))
+    return sign(unsigned, credentials=credentials, region=region, now=now)
+
+
+def sign(request: Request, *, credentials: AwsCredentials, region: str, service: str = SIGNING_SERVICE,
+         now: datetime | None = None) -> Request:
+    """`request` with SigV4 `Authorization`, `X-Amz-Date` (and `X-Amz-Security-Token`) headers, by botocore."""
+    if credentials is None or not credentials.access_key or not credentials.secret_key:
+        raise LLMConfigError("no AWS credentials (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY)", provider=PROVIDER)
+    try:
+        from botocore.auth import SIGV4_TIMESTAMP, SigV4Auth
+        from botocore.awsrequest import AWSRequest
+        from botocore.credentials import Credentials
+    except ImportError:
+        raise LLMConfigError("the Bedrock provider needs botocore: pip install 'ptd-triage[bedrock]'",
+                             provider=PROVIDER) from None
+
+    class _Signer(SigV4Auth):
+        def _modify_request_before_signing(self, aws_request):  # runs after add_auth read the clock
+            if now is not None:
+                fixed = now.astimezone(timezone.utc) if now.tzinfo else now
+                aws_request.context["timestamp"] = fixed.strftime(SIGV4_TIMESTAMP)
+            super()._modify_request_before_signing(aws_request)
+
+    aws_request = AWSRequest(method=request.method, url=request.url, data=request.body,
+                             headers=dict(request.headers))
+    creds = Credentials(credentials.access_key, credentials.secret_key, credentials.session_token)
+    _Signer(creds, service, region).add_auth(aws_request)
+    return Request(request.method, request.url, {k: v for k, v in aws_request.headers.items()}, request.body)
+
+
+def _error_type(headers: Headers, data: Any) -> str:
+    """The exception name from `x-amzn-ErrorType` ("ThrottlingException:http://..."), else the body's `__type`
+    ("com.amazon...#ThrottlingException") or `code`."""
+    raw = header(headers, "x-amzn-errortype") or ""
+    if not raw and isinstance(data, dict):
+        raw = str(data.get("__type") or data.get("code") or "")
+    return raw.split(":", 1)[0].rsplit("#", 1)[-1].strip()
+
+
+def parse_response(status: int, headers: Headers, body: bytes, *, now: float | None = None,
+                   redact: Iterable[str] = ()) -> Reply:
+    """The forced tool's input of a 2xx reply (or the text's JSON), or the typed error the response means."""
+    try:
+        data = decode_json(body)
+    except ValueError:
+        data = None
+        if 200 <= status < 300:
+            raise LLMInvalidReply("the response body is not valid JSON", provider=PROVIDER, status=status) from None
+    if not 200 <= status < 300:
+        raise _error(status, headers, data, now=now, redact=redact)
+    if not isinstance(data, dict):
+        raise LLMInvalidReply("the response is not a JSON object", provider=PROVIDER, status=status)
+
+    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    tokens = {"input_tokens": as_count(usage.get("inputTokens")),
+              "output_tokens": as_count(usage.get("outputTokens"))}
+    stop = data.get("stopReason")
+    kw = {"provider": PROVIDER, "status": status, **tokens}
+    if stop == "max_tokens":
+        raise LLMTruncated("the reply hit the output-token limit (stopReason: max_tokens)", **kw)
+    if stop in ("guardrail_intervened", "content_filtered"):
+        raise LLMRefused(f"the reply was withheld (stopReason: {stop})", **kw)
+    if stop in ("malformed_model_output", "malformed_tool_use"):
+        raise LLMInvalidReply(f"the model produced an unusable reply (stopReason: {stop})", **kw)
+    output = data.get("output") if isinstance(data.get("output"), dict) else {}
+    message = output.get("message") if isinstance(output.get("message"), dict) else {}
+    content = message.get("content")
+    blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+    for block in blocks:
+        tool_use = block.get("toolUse")
+        if isinstance(tool_use, dict):
+            plan = tool_use.get("input")
+            if not isinstance(plan, dict):
+                raise LLMInvalidReply("the toolUse input is not a JSON object", **kw)
+            return Reply(plan, tokens["input_tokens"], tokens["output_tokens"],
+                         json.dumps(plan, ensure_ascii=False))
+    text = "".join(b["text"] for b in blocks if isinstance(b.get("text"), str))
+    plan = plan_from_text(text, provider=PROVIDER, **tokens)
+    return Reply(plan, tokens["input_tokens"], tokens["output_tokens"], text)
+
+
+def _error(status: int, headers: Headers, data: Any, *, now: float | None, redact: Iterable[str]) -> LLMError:
+    name = _error_type(headers, data)
+    message = ""
+    if isinstance(data, dict):
+        message = str(data.get("message") or data.get("Message") or "")
+    detail = f"{name}: {message or f'HTTP {status}'}" if name else (message or f"HTTP {status}")
+    kw = {"provider": PROVIDER, "status": status, "redact": redact}
+    if name == "ThrottlingException":
+        return LLMRateLimited(detail, retry_after=retry_after(headers, now=now), **kw)
+    if name == "ServiceQuotaExceededException":
+        return LLMQuotaExceeded(detail, **kw)
+    if name in _AUTH_ERRORS:
+        return LLMAuthError(detail, **kw)
+    if name in _TRANSIENT_ERRORS:
+        return LLMTransient(detail, **kw)
+    if name in _BAD_REQUEST_ERRORS:
+        return LLMBadRequest(detail, **kw)
+    return error_for_status(status, detail, provider=PROVIDER, headers=headers, now=now, redact=redact)
+
+
+__all__ = ["PROVIDER", "SIGNING_SERVICE", "TOOL_DESCRIPTION", "AwsCredentials", "build_request",
+           "credentials_from_env", "endpoint", "parse_response", "region_from_env", "sign"]

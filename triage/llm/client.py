@@ -1,0 +1,220 @@
+"""The model client: one structured-output call over the provider protocols (`openai_chat`, `anthropic_messages`,
+`bedrock_converse`) and the shared retry loop (`triage.http.retry`), within a per-run budget.
+
+What it promises: `Retry-After` is honoured (within `max_wait`); quota and spend-limit errors, refusals, truncated
+and unusable replies are never retried; a read timeout is not retried either (the provider may still bill the
+call); every HTTP attempt counts against the run's `Budget` of calls, and the tokens providers report count
+against its tokens; the key is passed to every error as a secret to scrub and never appears in a repr.
+
+May import: the standard library, `triage.llm`, `triage.http`, and `requests` (inside `_send` only, so building
+a client for a test or a replay needs no HTTP library).
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from triage.http.retry import call_with_retries, verdict_from_exception, retry as retry_verdict, fail as fail_verdict
+from triage.llm.common import Reply, Request
+from triage.llm.errors import LLMConfigError, LLMError, LLMTransient
+from triage.llm.pricing import Prices
+
+PROVIDERS = ("openai", "anthropic", "bedrock")
+KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+DEFAULT_MAX_TOKENS = 1500
+
+
+class LLMBudgetExhausted(LLMError):
+    """The run's budget of model calls or tokens is spent: the rubric plans the rest of the run."""
+
+
+class LLMTimeout(LLMError):
+    """No answer within the read timeout. Not retried: the provider may still be working on (and billing) it."""
+
+
+@dataclass
+class Budget:
+    """Per run: at most `max_calls` HTTP attempts to the model and `max_tokens` tokens (None: unlimited). Shared
+    by every issue of the run (a sweep), thread-safe."""
+
+    max_calls: int | None = 50
+    max_tokens: int | None = None
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    @property
+    def tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def take_call(self) -> None:
+        with self._lock:
+            if self.max_calls is not None and self.calls >= self.max_calls:
+                raise LLMBudgetExhausted(f"the run's budget of {self.max_calls} model calls is spent")
+            if self.max_tokens is not None and self.tokens >= self.max_tokens:
+                raise LLMBudgetExhausted(f"the run's budget of {self.max_tokens} tokens is spent")
+            self.calls += 1
+
+    def add_tokens(self, input_tokens: int, output_tokens: int) -> None:
+        with self._lock:
+            self.input_tokens += input_tokens
+            self.output_tokens += output_tokens
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    """What the model planner needs to reach a model. `api_key` is never shown (repr=False)."""
+
+    provider: str = "openai"
+    model: str = ""
+    base_url: str | None = None
+    api_key: str = field(default="", repr=False)
+    connect_timeout: float = 10.0
+    timeout: float = 60.0  # read timeout of one attempt, seconds
+    max_calls: int | None = 50
+    max_tokens_per_run: int | None = None
+    max_output_tokens: int = DEFAULT_MAX_TOKENS
+    max_retries: int = 2
+    max_wait: float = 30.0
+    prices: Prices = Prices()
+    region: str | None = None  # Bedrock
+
+    def check(self) -> "LLMConfig":
+        if self.provider not in PROVIDERS:
+            raise LLMConfigError(f"unknown LLM provider {self.provider!r}; choose one of: {', '.join(PROVIDERS)}")
+        if not self.model.strip():
+            raise LLMConfigError(f"no model named for the {self.provider} provider (--llm-model / llm-model)")
+        if self.provider in KEY_VARIABLES and not self.api_key and not self.base_url:
+            raise LLMConfigError(f"no API key for the {self.provider} provider: set {KEY_VARIABLES[self.provider]} "
+                                 "(or the llm-api-key input from a secret)")
+        return self
+
+
+def config_from_environ(environ: Mapping[str, str], **given: Any) -> LLMConfig:
+    """`given` options (None ones ignored) over what the environment says: the provider's key variable."""
+    options = {k: v for k, v in given.items() if v is not None and v != ""}
+    provider = options.get("provider", "openai")
+    if not options.get("api_key") and provider in KEY_VARIABLES:
+        options["api_key"] = environ.get(KEY_VARIABLES[provider], "").strip()
+    if provider == "bedrock" and not options.get("region"):
+        from triage.llm.bedrock_converse import region_from_env
+
+        options["region"] = region_from_env(environ)
+    return LLMConfig(**options)
+
+
+class LLMClient:
+    """`complete(system, user, schema)` -> `Reply`, or a typed `LLMError` (or `triage.http.errors.HTTPError`'s
+    `BudgetExhausted` when the retry loop's deadline ran out). `send` may be injected: `(Request, timeouts) ->
+    (status, headers, body)`."""
+
+    def __init__(self, config: LLMConfig, *, budget: Budget | None = None, environ: Mapping[str, str] | None = None,
+                 sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic,
+                 send: Callable[[Request, tuple[float, float]], tuple[int, Any, bytes]] | None = None):
+        self.config = config.check()
+        self.budget = budget or Budget(config.max_calls, config.max_tokens_per_run)
+        self._environ = os.environ if environ is None else environ
+        self._sleep, self._clock = sleep, clock
+        self._send = send or _send
+        self._session = None
+
+    def __repr__(self) -> str:
+        return f"LLMClient(provider={self.config.provider!r}, model={self.config.model!r})"
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        env = self._environ
+        return tuple(s for s in (self.config.api_key, env.get("AWS_SECRET_ACCESS_KEY", ""),
+                                 env.get("AWS_SESSION_TOKEN", "")) if s)
+
+    def build(self, system: str, user: str, schema: Mapping[str, Any], schema_name: str) -> Request:
+        c = self.config
+        common = dict(model=c.model, system=system, user=user, schema=schema, schema_name=schema_name,
+                      max_tokens=c.max_output_tokens)
+        if c.provider == "openai":
+            from triage.llm import openai_chat
+
+            return openai_chat.build_request(**common, base_url=c.base_url or openai_chat.DEFAULT_BASE_URL,
+                                             api_key=c.api_key or "none")  # local servers take any key
+        if c.provider == "anthropic":
+            from triage.llm import anthropic_messages
+
+            return anthropic_messages.build_request(**common, api_key=c.api_key or "none",
+                                                    base_url=c.base_url or anthropic_messages.DEFAULT_BASE_URL)
+        from triage.llm import bedrock_converse
+
+        creds = bedrock_converse.credentials_from_env(self._environ)
+        if creds is None:
+            raise LLMConfigError("no AWS credentials for Bedrock (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, e.g. "
+                                 "from aws-actions/configure-aws-credentials)", provider="bedrock")
+        region = c.region or bedrock_converse.region_from_env(self._environ)
+        if not region:
+            raise LLMConfigError("no AWS region for Bedrock (AWS_REGION)", provider="bedrock")
+        return bedrock_converse.build_request(**common, credentials=creds, region=region, base_url=c.base_url)
+
+    def _parser(self):
+        provider = self.config.provider
+        if provider == "openai":
+            from triage.llm.openai_chat import parse_response
+        elif provider == "anthropic":
+            from triage.llm.anthropic_messages import parse_response
+        else:
+            from triage.llm.bedrock_converse import parse_response
+        return parse_response
+
+    def complete(self, system: str, user: str, schema: Mapping[str, Any], schema_name: str, *,
+                 key: str = "") -> Reply:
+        """One answer (`key` names the issue for recording wrappers; unused here)."""
+        c = self.config
+        secrets = self.secrets
+        parse_response = self._parser()
+        timeouts = (c.connect_timeout, c.timeout)
+
+        def send():
+            self.budget.take_call()  # raises when spent: before the request, never after
+            request = self.build(system, user, schema, schema_name)  # Bedrock signs with the time of sending
+            return self._send(request, timeouts)
+
+        def parse(result):
+            status, headers, body = result
+            try:
+                reply = parse_response(status, headers, body, now=time.time(), redact=secrets)
+            except LLMError as exc:
+                self.budget.add_tokens(exc.input_tokens, exc.output_tokens)
+                raise
+            self.budget.add_tokens(reply.input_tokens, reply.output_tokens)
+            return reply
+
+        def on_transport_error(exc: BaseException):
+            if isinstance(exc, LLMError):
+                return fail_verdict(exc)  # our own budget or configuration: never retried
+            name = type(exc).__name__
+            if name in ("ReadTimeout", "Timeout") or isinstance(exc, TimeoutError):
+                return fail_verdict(LLMTimeout(f"no answer within {c.timeout:g} s", provider=c.provider))
+            # Connection refused or reset before an answer: nothing was processed, safe to try again.
+            return retry_verdict(LLMTransient(f"connection failed ({name})", provider=c.provider, redact=secrets))
+
+        deadline = self._clock() + (c.max_retries + 1) * (c.timeout + c.connect_timeout) + c.max_wait
+        return call_with_retries(send, verdict_from_exception(parse), sleep=self._sleep, clock=self._clock,
+                                 max_retries=c.max_retries, max_wait=c.max_wait, deadline=deadline,
+                                 on_transport_error=on_transport_error, what=f"POST {c.provider}")
+
+
+def _send(request: Request, timeouts: tuple[float, float]) -> tuple[int, Any, bytes]:
+    import requests
+
+    try:
+        response = requests.request(request.method, request.url, headers=request.headers, data=request.body,
+                                    timeout=timeouts, allow_redirects=False)
+    except requests.exceptions.ReadTimeout as exc:
+        raise TimeoutError(str(type(exc).__name__)) from None
+    return response.status_code, response.headers, response.content
+
+
+__all__ = ["Budget", "KEY_VARIABLES", "LLMBudgetExhausted", "LLMClient", "LLMConfig", "LLMTimeout", "PROVIDERS",
+           "config_from_environ"]

@@ -1,0 +1,161 @@
+"""What every provider protocol shares: the `Request` to send, the `Reply` read back, and pure helpers for
+headers, Retry-After, JSON bodies and the status -> error mapping. Imports: the standard library and
+`triage.llm.errors` only (no HTTP library: the caller does the I/O).
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
+from typing import Any, Union
+
+from .errors import LLMAuthError, LLMBadRequest, LLMError, LLMInvalidReply, LLMRateLimited, LLMTransient
+
+Headers = Union[Mapping[str, str], Iterable[tuple[str, str]]]
+SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "x-amz-security-token"})
+_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_FENCE_RE = re.compile(r"^```[A-Za-z0-9_-]*\s*\n(.*)\n\s*```$", re.S)
+
+
+@dataclass(frozen=True)
+class Request:
+    """One HTTP request, ready to send as is (the body is final: Bedrock's signature covers it)."""
+
+    method: str
+    url: str
+    headers: dict[str, str]
+    body: bytes
+
+    def __repr__(self) -> str:  # never show credentials, e.g. in a test failure or a log line
+        shown = {k: ("***" if k.lower() in SECRET_HEADERS else v) for k, v in self.headers.items()}
+        return f"Request(method={self.method!r}, url={self.url!r}, headers={shown!r}, body=<{len(self.body)} bytes>)"
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A usable answer: the model's JSON object (`plan`, not yet checked against the plan schema), the tokens the
+    provider reported, and the raw text the object was read from."""
+
+    plan: dict[str, Any]
+    input_tokens: int
+    output_tokens: int
+    raw_text: str = field(repr=False)
+
+
+def header(headers: Headers, name: str) -> str | None:
+    """Case-insensitive header lookup over a mapping (dict, requests' or http.client's) or (name, value) pairs."""
+    items = headers.items() if isinstance(headers, Mapping) or hasattr(headers, "items") else headers
+    wanted = name.lower()
+    for key, value in items:
+        if key.lower() == wanted:
+            return value
+    return None
+
+
+def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
+    """Seconds to wait from a Retry-After value: delta-seconds ("2", also "1.5") or an HTTP date, which needs `now`
+    (Unix seconds) to become a delay; a date in the past gives 0. None when absent, unparseable, or a date without
+    `now`."""
+    if value is None or not value.strip():
+        return None
+    text = value.strip()
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = None
+    if seconds is not None:
+        return seconds if math.isfinite(seconds) and seconds >= 0 else None
+    if now is None:
+        return None
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when is None or when.tzinfo is None:
+        return None
+    return max(0.0, when.timestamp() - now)
+
+
+def retry_after(headers: Headers, *, now: float | None = None) -> float | None:
+    """The delay a response asks for: `retry-after-ms` (OpenAI and compatible servers) wins over `Retry-After`."""
+    millis = parse_retry_after(header(headers, "retry-after-ms"))
+    if millis is not None:
+        return millis / 1000.0
+    return parse_retry_after(header(headers, "retry-after"), now=now)
+
+
+def encode_json(obj: Any) -> bytes:
+    """The request body bytes: compact, UTF-8, deterministic."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def decode_json(body: bytes) -> Any:
+    """Parse a response body; ValueError when it is not JSON."""
+    if isinstance(body, str):
+        body = body.encode("utf-8")
+    return json.loads(body.decode("utf-8"))
+
+
+def check_name(name: str) -> str:
+    """Schema and tool names must match ^[A-Za-z0-9_-]{1,64}$ for all three providers."""
+    if not isinstance(name, str) or not _NAME_RE.match(name):
+        raise ValueError(f"schema_name must match ^[A-Za-z0-9_-]{{1,64}}$, got {name!r}")
+    return name
+
+
+def check_common(model: str, max_tokens: int, schema: Mapping[str, Any]) -> None:
+    if not isinstance(model, str) or not model.strip():
+        raise ValueError("model must be a non-empty string")
+    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
+        raise ValueError(f"max_tokens must be a positive integer, got {max_tokens!r}")
+    if not isinstance(schema, Mapping) or schema.get("type") != "object":
+        raise ValueError("schema must be a JSON Schema whose root is {'type': 'object', ...}")
+
+
+def plan_from_text(text: Any, *, provider: str, input_tokens: int = 0, output_tokens: int = 0) -> dict[str, Any]:
+    """The JSON object in a model's text answer (one surrounding ``` fence is tolerated); LLMInvalidReply when the
+    text is missing, not JSON, or not an object."""
+    tokens = {"provider": provider, "input_tokens": input_tokens, "output_tokens": output_tokens}
+    if not isinstance(text, str) or not text.strip():
+        raise LLMInvalidReply("the reply has no text content", **tokens)
+    stripped = text.strip()
+    fenced = _FENCE_RE.match(stripped)
+    if fenced:
+        stripped = fenced.group(1).strip()
+    try:
+        value = json.loads(stripped)
+    except ValueError as exc:
+        raise LLMInvalidReply(f"the reply is not valid JSON ({exc.msg} at char {exc.pos})", **tokens) from None
+    if not isinstance(value, dict):
+        raise LLMInvalidReply(f"the reply is JSON but not an object (got {type(value).__name__})", **tokens)
+    return value
+
+
+def as_count(value: Any) -> int:
+    """A token count from a usage field; anything that is not a non-negative integer counts as 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def error_for_status(status: int, message: str, *, provider: str, headers: Headers, now: float | None,
+                     redact: Iterable[str]) -> LLMError:
+    """The generic mapping used when a provider-specific rule did not decide: 401/403 auth, 429 rate limit,
+    408/409/5xx (and 529) transient, any other status bad request."""
+    kw = {"provider": provider, "status": status, "redact": redact}
+    if status in (401, 403):
+        return LLMAuthError(message, **kw)
+    if status == 429:
+        return LLMRateLimited(message, retry_after=retry_after(headers, now=now), **kw)
+    if status in (408, 409) or status >= 500:
+        return LLMTransient(message, **kw)
+    return LLMBadRequest(message, **kw)
+
+
+__all__ = ["Headers", "Reply", "Request", "SECRET_HEADERS", "as_count", "check_common", "check_name",
+           "decode_json", "encode_json", "error_for_status", "header", "parse_retry_after", "plan_from_text",
+           "retry_after"]

@@ -1,0 +1,95 @@
+"""Typed errors of the LLM provider protocol (`triage.llm`). Imports: the standard library only.
+
+Every error says what the caller's retry loop must do (`retryable`) and carries the tokens the call cost when the
+provider reported them (a refusal or a truncated reply is billed). Messages are clipped and scrubbed: the caller's
+secrets (`redact=`) and anything shaped like an API key, bearer token or AWS access key id are replaced by `***`,
+so an error can be printed or logged without leaking a credential.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import ClassVar
+
+MAX_MESSAGE = 500
+_KEYLIKE = re.compile(
+    r"(?:sk-[A-Za-z0-9_\-*]{6,}"          # OpenAI / Anthropic / OpenRouter style keys, also partly masked ones
+    r"|(?:AKIA|ASIA)[A-Z0-9]{12,}"          # AWS access key ids
+    r"|(?i:bearer)\s+[A-Za-z0-9._~+/=\-]{8,})"
+)
+
+
+def scrub(text: str, redact: Iterable[str] = ()) -> str:
+    """`text` on one line, with every secret in `redact` (those of 4+ characters) and every key-shaped token
+    replaced by `***`, clipped to MAX_MESSAGE characters."""
+    text = " ".join(str(text).split())
+    for secret in sorted({s for s in redact if s and len(s) >= 4}, key=len, reverse=True):
+        text = text.replace(secret, "***")
+    text = _KEYLIKE.sub("***", text)
+    return text if len(text) <= MAX_MESSAGE else text[:MAX_MESSAGE - 1] + "…"
+
+
+class LLMError(Exception):
+    """Base class. `status` is the HTTP status (None when not from a response); `provider` names the protocol."""
+
+    retryable: ClassVar[bool] = False
+
+    def __init__(self, message: str, *, provider: str = "", status: int | None = None, input_tokens: int = 0,
+                 output_tokens: int = 0, redact: Iterable[str] = ()):
+        self.message = scrub(str(message), redact)
+        self.provider, self.status = provider, status
+        self.input_tokens, self.output_tokens = input_tokens, output_tokens
+        super().__init__(self.message)
+
+    def __str__(self) -> str:
+        where = " ".join(part for part in (self.provider, f"HTTP {self.status}" if self.status else "") if part)
+        return f"{where}: {self.message}" if where else self.message
+
+
+class LLMRateLimited(LLMError):
+    """429 (or a provider's throttling error): retry after `retry_after` seconds, or a backoff of the caller's
+    choice when the provider gave no delay (None)."""
+
+    retryable = True
+
+    def __init__(self, message: str, *, retry_after: float | None = None, **kwargs):
+        super().__init__(message, **kwargs)
+        self.retry_after = retry_after
+
+
+class LLMQuotaExceeded(LLMError):
+    """Quota, spend limit or credit exhausted: needs a person, never retried."""
+
+
+class LLMTransient(LLMError):
+    """A server-side failure worth retrying: 5xx, 529 overloaded, 408/409, a model not ready or timed out."""
+
+    retryable = True
+
+
+class LLMAuthError(LLMError):
+    """The credentials were missing, wrong, expired or not allowed (401/403)."""
+
+
+class LLMRefused(LLMError):
+    """The model declined to answer (a refusal or a content filter)."""
+
+
+class LLMTruncated(LLMError):
+    """The reply hit the output-token limit (`finish_reason: length`, `stop_reason: max_tokens`)."""
+
+
+class LLMInvalidReply(LLMError):
+    """The reply was not usable: malformed JSON, no content, or an answer that is not a JSON object."""
+
+
+class LLMBadRequest(LLMError):
+    """The provider rejected the request (400/404/413/422 and other 4xx): a bug or a configuration error."""
+
+
+class LLMConfigError(LLMError):
+    """The protocol cannot be used as configured (e.g. the `bedrock` extra, botocore, is not installed)."""
+
+
+__all__ = ["LLMAuthError", "LLMBadRequest", "LLMConfigError", "LLMError", "LLMInvalidReply", "LLMQuotaExceeded",
+           "LLMRateLimited", "LLMRefused", "LLMTransient", "LLMTruncated", "MAX_MESSAGE", "scrub"]

@@ -1,0 +1,106 @@
+"""OpenAI Chat Completions with strict structured output, sans I/O: `build_request` and `parse_response`.
+
+Serves every OpenAI-compatible endpoint (OpenAI, Azure OpenAI's v1 API, OpenRouter, vLLM, Ollama, LiteLLM) through
+`base_url`, e.g. "https://api.openai.com/v1". Imports: the standard library and `triage.llm.common/errors` only.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
+
+from .common import (Headers, Reply, Request, as_count, check_common, check_name, decode_json, encode_json,
+                     error_for_status, plan_from_text)
+from .errors import LLMError, LLMInvalidReply, LLMQuotaExceeded, LLMRefused, LLMTruncated
+
+PROVIDER = "openai"
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+# 429 codes that need a person (billing), never a retry.
+QUOTA_CODES = frozenset({"insufficient_quota", "billing_hard_limit_reached", "billing_not_active"})
+
+
+def build_request(*, model: str, system: str, user: str, schema: Mapping[str, Any], schema_name: str,
+                  max_tokens: int, base_url: str = DEFAULT_BASE_URL, api_key: str,
+                  temperature: float | None = None,
+                  token_field: Literal["max_completion_tokens", "max_tokens"] = "max_completion_tokens") -> Request:
+    """POST {base_url}/chat/completions with a system and a user message and
+    `response_format: json_schema` in strict mode (the schema must close every object and require every key).
+    `temperature` is omitted unless given (reasoning models accept only the default); `token_field="max_tokens"`
+    serves older compatible servers that do not know `max_completion_tokens`."""
+    check_common(model, max_tokens, schema)
+    check_name(schema_name)
+    if not api_key:
+        raise ValueError("api_key is required")
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+        "response_format": {"type": "json_schema",
+                            "json_schema": {"name": schema_name, "strict": True, "schema": dict(schema)}},
+        token_field: max_tokens,
+    }
+    if temperature is not None:
+        body["temperature"] = temperature
+    headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json",
+               "Accept": "application/json"}
+    return Request("POST", base_url.rstrip("/") + "/chat/completions", headers, encode_json(body))
+
+
+def _error_fields(body: Any) -> tuple[str, str, str]:
+    """(type, code, message) from OpenAI's `{"error": {...}}` or the looser shapes compatible servers send."""
+    if not isinstance(body, dict):
+        return "", "", ""
+    err = body.get("error", body)
+    if isinstance(err, str):
+        return "", "", err
+    if not isinstance(err, dict):
+        return "", "", ""
+    message = err.get("message") or body.get("detail") or ""
+    return str(err.get("type") or ""), str(err.get("code") or ""), str(message)
+
+
+def parse_response(status: int, headers: Headers, body: bytes, *, now: float | None = None,
+                   redact: Iterable[str] = ()) -> Reply:
+    """The plan object of a 2xx reply, or the typed error the response means. `now` (Unix seconds) turns an
+    HTTP-date Retry-After into a delay; `redact` lists secrets (the API key) to keep out of error messages."""
+    try:
+        data = decode_json(body)
+    except ValueError:
+        data = None
+        if 200 <= status < 300:
+            raise LLMInvalidReply("the response body is not valid JSON", provider=PROVIDER, status=status) from None
+    if not 200 <= status < 300:
+        raise _error(status, headers, data, now=now, redact=redact)
+
+    usage = data.get("usage") if isinstance(data, dict) else None
+    usage = usage if isinstance(usage, dict) else {}
+    tokens = {"input_tokens": as_count(usage.get("prompt_tokens")),
+              "output_tokens": as_count(usage.get("completion_tokens"))}
+    choices = data.get("choices") if isinstance(data, dict) else None
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise LLMInvalidReply("the response has no choices", provider=PROVIDER, status=status, **tokens)
+    choice = choices[0]
+    message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+    refusal = message.get("refusal")
+    if isinstance(refusal, str) and refusal.strip():
+        raise LLMRefused(f"the model refused: {refusal}", provider=PROVIDER, status=status, redact=redact, **tokens)
+    finish = choice.get("finish_reason")
+    if finish == "length":
+        raise LLMTruncated("the reply hit the output-token limit (finish_reason: length)", provider=PROVIDER,
+                           status=status, **tokens)
+    if finish == "content_filter":
+        raise LLMRefused("the reply was withheld by a content filter (finish_reason: content_filter)",
+                         provider=PROVIDER, status=status, **tokens)
+    content = message.get("content")
+    plan = plan_from_text(content, provider=PROVIDER, **tokens)
+    return Reply(plan, tokens["input_tokens"], tokens["output_tokens"], content)
+
+
+def _error(status: int, headers: Headers, data: Any, *, now: float | None, redact: Iterable[str]) -> LLMError:
+    err_type, code, message = _error_fields(data)
+    message = message or f"HTTP {status} without an error message"
+    if status == 429 and (code in QUOTA_CODES or err_type in QUOTA_CODES):
+        return LLMQuotaExceeded(f"{code or err_type}: {message}", provider=PROVIDER, status=status, redact=redact)
+    detail = f"{code}: {message}" if code else message
+    return error_for_status(status, detail, provider=PROVIDER, headers=headers, now=now, redact=redact)
+
+
+__all__ = ["DEFAULT_BASE_URL", "PROVIDER", "QUOTA_CODES", "build_request", "parse_response"]

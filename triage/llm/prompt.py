@@ -1,0 +1,111 @@
+"""The model's prompt, rendered from the queue's `prompt.md.j2` (data a fork edits, beside its comment templates):
+the system part (procedure, routes, allowlist, output contract) and the user part (the rubric's hints and the
+issue's text, clipped, between fences that the issue cannot close).
+
+Why a fence derived from a hash of the text: an issue that writes the closing fence to "end" the data and start
+giving orders would have to contain the hash of itself. The fence is deterministic, so a recorded reply replays
+against the same prompt. Any fence-like line in the text is neutralised anyway.
+
+May import: the standard library, jinja2 (sandboxed), `triage.config`, `triage.core`.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from triage.config.bundle import Bundle, bundled_queue
+from triage.core.snapshot import IssueSnapshot
+
+PROMPT_FILE = "prompt.md.j2"
+MAX_TITLE = 300
+MAX_BODY = 12_000
+MAX_COMMENT = 3_000
+MAX_COMMENTS = 8
+MAX_HINT = 300
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_FENCE_LIKE = re.compile(r"(<<<|>>>)")
+
+
+class PromptError(ValueError):
+    """The prompt template is missing or does not render; one line naming the file."""
+
+
+@dataclass(frozen=True)
+class Prompt:
+    system: str
+    user: str
+    fence: str
+
+
+def prompt_path(bundle: Bundle, override: str | Path | None = None) -> Path:
+    """The prompt beside the configured templates directory, else the bundled queue's."""
+    if override:
+        return Path(override)
+    beside = Path(bundle.templates.directory).parent / PROMPT_FILE
+    return beside if beside.is_file() else bundled_queue() / PROMPT_FILE
+
+
+@lru_cache(maxsize=8)
+def _template(path: str):
+    from jinja2 import StrictUndefined, TemplateError
+    from jinja2.sandbox import SandboxedEnvironment
+
+    try:
+        source = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise PromptError(f"{path}: cannot read the prompt template ({exc.strerror or exc})") from None
+    env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=False)
+    try:
+        return env.from_string(source)
+    except TemplateError as exc:
+        raise PromptError(f"{path}: the prompt template does not parse: {exc}") from None
+
+
+def clip(text: str, limit: int) -> str:
+    text = _CONTROL.sub("", text or "")
+    text = _FENCE_LIKE.sub(lambda m: m.group(1)[0] * 2, text)  # "<<<" -> "<<": no fence can be written
+    return text if len(text) <= limit else text[:limit] + f"\n[... clipped, {len(text) - limit} more characters]"
+
+
+def issue_text(snapshot: IssueSnapshot, template_names=()) -> dict:
+    """The issue as the model sees it: title, body and people's comments (bots' and our own left out), clipped."""
+    from triage.core.steps import human_comments
+
+    comments = human_comments(snapshot, template_names)
+    shown = [clip(c, MAX_COMMENT) for c in comments[:MAX_COMMENTS]]
+    if len(comments) > MAX_COMMENTS:
+        shown.append(f"[... {len(comments) - MAX_COMMENTS} more comments not shown]")
+    return {"number": snapshot.number, "title": clip(" ".join(snapshot.title.split()), MAX_TITLE),
+            "body": clip(snapshot.body, MAX_BODY), "comments": shown, "labels": list(snapshot.labels)}
+
+
+def render(snapshot: IssueSnapshot, bundle: Bundle, hints: list[str], *, path: str | Path | None = None) -> Prompt:
+    from jinja2 import TemplateError
+
+    file = prompt_path(bundle, path)
+    template = _template(str(file))
+    issue = issue_text(snapshot, bundle.templates.names)
+    digest = hashlib.sha256(repr(sorted(issue.items())).encode("utf-8")).hexdigest()[:16]
+    fence = f"ISSUE-DATA-{digest}"
+    rubric, labels = bundle.rubric, bundle.labels
+    routes = [{"name": name, "label": rule.label, "default": name == rubric.default_route,
+               "description": next((s.description for s in labels.specs if s.name == rule.label), "")}
+              for name, rule in rubric.routes.items()]
+    context = {
+        "queue_label": labels.queue_label, "routes": routes, "stop_after": list(rubric.stop_after),
+        "labels": [{"name": s.name, "role": s.role, "route": s.route, "description": s.description}
+                   for s in labels.specs if s.role in ("sub-oncall", "module", "type")],
+        "hints": [clip(" ".join(h.split()), MAX_HINT) for h in hints], "issue": issue, "fence": fence,
+    }
+    try:
+        return Prompt(template.render(part="system", **context).strip(),
+                      template.render(part="user", **context).strip(), fence)
+    except TemplateError as exc:
+        raise PromptError(f"{file}: the prompt template does not render: {exc}") from None
+
+
+__all__ = ["MAX_BODY", "MAX_COMMENT", "MAX_COMMENTS", "MAX_TITLE", "PROMPT_FILE", "Prompt", "PromptError", "clip",
+           "issue_text", "prompt_path", "render"]

@@ -1,0 +1,130 @@
+"""The `hybrid` planner: the rubric decides where it is sure; the model is asked only where it is not.
+
+"Not sure" is data, in the rubric's optional `hybrid:` section (defaults below when it is absent):
+- `trap_mixed`: a not-distributed trap matched while distributed evidence is above `trap_max_distributed`
+  (step 1 is then the model's);
+- `route_margin`: the chosen route's score beats the next route by less than this (steps 2 and 3);
+- `module_confidence`: step 3 ended with one of these confidences (default: low) (step 3);
+- `on_request`: step 4 found a request type (steps 4 and 6: the procedure's judgement of feature vs
+  enhancement is where the rubric is weakest);
+- `high_priority_min_score`: step 5's high-priority score is at least this (any signal, by default) (step 5).
+One model call per issue at most (plus one repair of a non-conforming answer); any failure keeps the rubric's plan.
+
+May import: the standard library, `triage.config`, `triage.core`, `triage.planners.rubric`, `triage.planners.llm`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from triage.config.bundle import Bundle
+from triage.core import steps
+from triage.core.plan import Plan
+from triage.core.snapshot import IssueSnapshot
+from triage.planners import rubric as rubric_planner
+from triage.planners.llm import ModelConsultant, build_client, consult
+
+
+@dataclass(frozen=True)
+class HybridSettings:
+    trap_mixed: bool = True
+    trap_max_distributed: float = 0.0
+    route_margin: float = 3.0
+    module_confidence: tuple[str, ...] = ("low",)
+    # Step 4: the request decisions the model re-checks. "feature" (wholly new, or an improvement of what
+    # exists?) is the judgement the rubric gets wrong most; an enhancement it is usually right about.
+    on_request: tuple[str, ...] = ("feature",)
+    high_priority_min_score: float = 0.5
+    # Step 5: ask only near the rubric's threshold (|score - threshold| <= band); far above or below, the rubric is sure.
+    high_priority_band: float = 1.5
+
+    @classmethod
+    def from_rubric(cls, rubric) -> "HybridSettings":
+        raw: Mapping[str, Any] = getattr(rubric, "hybrid", None) or {}
+        base = cls()
+        return cls(
+            trap_mixed=bool(raw.get("trap_mixed", base.trap_mixed)),
+            trap_max_distributed=float(raw.get("trap_max_distributed", base.trap_max_distributed)),
+            route_margin=float(raw.get("route_margin", base.route_margin)),
+            module_confidence=tuple(raw.get("module_confidence", base.module_confidence)),
+            on_request=_decisions(raw.get("on_request", base.on_request)),
+            high_priority_min_score=float(raw.get("high_priority_min_score", base.high_priority_min_score)),
+            high_priority_band=float(raw.get("high_priority_band", base.high_priority_band)),
+        )
+
+
+def _decisions(value) -> tuple[str, ...]:
+    """`on_request` as data: a list of step 4 decisions, or true (every request) / false (none)."""
+    if value is True:
+        return ("feature", "enhancement")
+    if not value:
+        return ()
+    return tuple(value)
+
+
+def uncertain_steps(snapshot: IssueSnapshot, bundle: Bundle, plan: Plan,
+                    settings: HybridSettings) -> tuple[frozenset[int], tuple[str, ...]]:
+    """Which steps the model should decide for this issue, and why (empty: the rubric is sure)."""
+    rubric, labels = bundle.rubric, bundle.labels
+    by_step = {r.step: r for r in plan.steps}
+    if not plan.steps or plan.steps[-1].step == 0:
+        return frozenset(), ()
+    analysis = steps.analyse(snapshot, rubric, bundle.templates.names)
+    take: set[int] = set()
+    why: list[str] = []
+    if settings.trap_mixed:
+        trapped, _, _ = steps.gate(rubric.not_distributed, analysis, rubric)
+        if trapped and analysis.distributed_score > settings.trap_max_distributed:
+            take.add(1)
+            why.append(f"a not-distributed trap matched but distributed evidence is {analysis.distributed_score:g}")
+    s2 = by_step.get(2)
+    if s2 is not None and s2.labels:  # a route the rubric chose (not an existing sub-oncall)
+        totals, _ = steps.route_scores(snapshot, analysis, rubric, labels)
+        others = max((v for k, v in totals.items() if k != s2.decision), default=0.0)
+        margin = totals[s2.decision] - others
+        if margin < settings.route_margin:
+            take.update({2, 3})
+            why.append(f"weak routing margin ({margin:g} < {settings.route_margin:g})")
+    s3 = by_step.get(3)
+    if s3 is not None and not s3.skipped and s3.decision in settings.module_confidence:
+        take.add(3)
+        why.append(f"module confidence {s3.decision}")
+    s4 = by_step.get(4)
+    if s4 is not None and s4.labels and s4.decision in settings.on_request:
+        take.update({4, 6})
+        why.append(f"a request ({s4.decision})")
+    s5 = by_step.get(5)
+    threshold = _hp_threshold(rubric)
+    score = (s5.score or 0.0) if s5 is not None else 0.0
+    if s5 is not None and not s5.skipped and score >= settings.high_priority_min_score \
+            and abs(score - threshold) <= settings.high_priority_band:
+        take.add(5)
+        why.append(f"a high-priority signal near the threshold (score {score:g}, threshold {threshold:g})")
+    return frozenset(take), tuple(why)
+
+
+class HybridPlanner:
+    name = "hybrid"
+
+    def __init__(self, client: Any, *, prompt_path: str | None = None):
+        self.consultant = ModelConsultant(client, prompt_path=prompt_path)
+
+    def propose(self, snapshot: IssueSnapshot, bundle: Bundle, *, force: bool = False) -> Plan:
+        base = rubric_planner.propose(snapshot, bundle, force=force)
+        take, why = uncertain_steps(snapshot, bundle, base, HybridSettings.from_rubric(bundle.rubric))
+        if not take:
+            return base.with_(planner=self.name, reasons=tuple(base.reasons) + (
+                "hybrid: the rubric was sure of every step; the model was not asked",) if base.steps else base.reasons)
+        return consult(self.consultant, snapshot, bundle, base, take, by=self.name, asked_because=why)
+
+
+def make_hybrid(**options) -> HybridPlanner:
+    return HybridPlanner(build_client(options), prompt_path=options.get("prompt"))
+
+
+__all__ = ["HybridPlanner", "HybridSettings", "make_hybrid", "uncertain_steps"]
+
+
+def _hp_threshold(rubric) -> float:
+    high = rubric.high_priority
+    return float(getattr(high, "threshold", None) or getattr(high, "min_score", 0.0) or 0.0)

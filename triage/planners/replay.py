@@ -1,0 +1,95 @@
+"""The `ReplayPlanner`: proposes, for an issue, the plan a `plan` job saved (the Action's plan/apply split).
+
+The apply job has write access and no model credentials; it re-reads each issue and hands this planner to the
+triage service, so the saved proposal passes through `plan_issue` -> `enforce` against the issue as it is NOW (a
+person may have labelled it since, or our own earlier run may have). The saved file is treated as untrusted input:
+its shape is checked, and whatever it asks for is only a proposal to the policy.
+
+May import: the standard library, `triage.config`, `triage.core`.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from triage.config.bundle import Bundle
+from triage.core.plan import OUTCOMES, Plan, PlannedComment
+from triage.core.snapshot import IssueSnapshot
+
+PLANS_VERSION = 1
+MAX_PLANS = 1000
+
+
+class PlansFileError(ValueError):
+    """The plans file is unreadable or malformed; one line naming the file."""
+
+
+def _proposal(raw: Any, where: str) -> Plan:
+    if not isinstance(raw, dict):
+        raise PlansFileError(f"{where}: a plan must be a JSON object")
+    number = raw.get("issue")
+    if not isinstance(number, int) or isinstance(number, bool) or number < 1:
+        raise PlansFileError(f"{where}: 'issue' must be a positive integer")
+    labels = raw.get("add_labels", [])
+    if not isinstance(labels, list) or not all(isinstance(l, str) for l in labels):
+        raise PlansFileError(f"{where}: 'add_labels' must be a list of strings")
+    comment = raw.get("comment")
+    if comment is not None and not (isinstance(comment, dict) and isinstance(comment.get("template"), str)):
+        raise PlansFileError(f"{where}: 'comment' must be null or an object with a 'template'")
+    outcome = raw.get("outcome")
+    if outcome not in OUTCOMES:
+        raise PlansFileError(f"{where}: 'outcome' must be one of {', '.join(OUTCOMES)}")
+    reasons = raw.get("reasons", [])
+    reasons = [str(r)[:500] for r in reasons] if isinstance(reasons, list) else []
+    modules = raw.get("modules", [])
+    return Plan(issue=number, add_labels=tuple(labels),
+                comment=PlannedComment(comment["template"], "") if comment else None,  # the policy re-renders it
+                outcome=outcome, modules=tuple(m for m in modules if isinstance(m, str)) if isinstance(modules, list) else (),
+                reasons=tuple(reasons), planner=str(raw.get("planner") or "rubric")[:40],
+                usage=raw.get("usage") if isinstance(raw.get("usage"), dict) else None)
+
+
+def read_plans(path: str | Path) -> dict[str, Any]:
+    """{"plans": {number: Plan}, "forced": {number: bool}, "repo": str} from a plans file."""
+    try:
+        document = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise PlansFileError(f"{path}: cannot read the plans file ({exc.strerror or exc})") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise PlansFileError(f"{path}: the plans file is not valid JSON ({exc})") from None
+    if not isinstance(document, dict) or document.get("version") != PLANS_VERSION:
+        raise PlansFileError(f"{path}: not a ptd-triage plans file (version {PLANS_VERSION})")
+    entries = document.get("plans")
+    if not isinstance(entries, list) or len(entries) > MAX_PLANS:
+        raise PlansFileError(f"{path}: 'plans' must be a list of at most {MAX_PLANS} plans")
+    plans, forced = {}, {}
+    for index, raw in enumerate(entries):
+        plan = _proposal(raw, f"{path}: plans[{index}]")
+        plans[plan.issue] = plan
+        forced[plan.issue] = raw.get("forced") is True
+    return {"plans": plans, "forced": forced, "repo": str(document.get("repo") or "")}
+
+
+class ReplayPlanner:
+    """Returns the saved proposal for an issue number; an issue with none gets "nothing to do"."""
+
+    name = "replay"
+
+    def __init__(self, plans: dict[int, Plan]):
+        self.plans = dict(plans)
+
+    def propose(self, snapshot: IssueSnapshot, bundle: Bundle, *, force: bool = False) -> Plan:
+        saved = self.plans.get(snapshot.number)
+        if saved is None:
+            return Plan(issue=snapshot.number, planner=self.name,
+                        reasons=("apply: no saved plan for this issue; nothing written",))
+        if bundle.labels.marker in snapshot.labels and not force:
+            return Plan(issue=snapshot.number, planner=saved.planner,
+                        reasons=(f"apply: already processed ('{bundle.labels.marker}' present since the plan was "
+                                 "made); nothing written",))
+        return saved.with_(reasons=tuple(saved.reasons) + ("apply: the saved plan, checked again against the issue "
+                                                           "as it is now",))
+
+
+__all__ = ["MAX_PLANS", "PLANS_VERSION", "PlansFileError", "ReplayPlanner", "read_plans"]

@@ -1,0 +1,19 @@
+"""One line per issue result, for logs (the Action's and the CLI's): pure formatting of a typed result.
+
+May import: the standard library only (it reads `IssueResult`'s attributes).
+"""
+
+from __future__ import annotations
+
+
+def line_for(result) -> str:
+    number = f"#{result.number}" if result.number else "search"
+    if result.error:
+        planned = f" (planned {result.plan.outcome})" if result.plan is not None else ""
+        return f"{number}: failed{planned}: {result.error}"
+    if result.left:
+        return f"{number}: left: {result.left}"
+    verb = "would add" if result.dry_run else "added"
+    labels = ", ".join(result.labels_written) or "no labels"
+    comment = f"; comment {result.comment_posted}" if result.comment_posted else ""
+    return f"{number}: {result.outcome}; {verb} {labels}{comment}"

@@ -1,0 +1,323 @@
+"""The triage service: "triage one issue" and "sweep the queue", given a GitHub client, a configuration bundle
+and a planner. The Action and the CLI are two thin callers of it; it knows nothing of either (no environment,
+no inputs, no printing) and returns typed results.
+
+What it reads, and why (a promise to users, kept even where an event's payload seems to carry the data):
+- the issue itself, always, from GitHub: a payload can predate our own earlier writes (a second event queued
+  behind the first, "Re-run jobs"), and trusting its labels or comment count is how a second comment happens;
+- the comments, only when GitHub says there are any (one call per 100);
+- the label events, only when they can change the decision: step 0 (module and sub-oncall both present: were
+  they added by people?) and a high-priority flag (did a person already dismiss an earlier flag?);
+- in a sweep only, the comments once more just before posting a template: the sweep cannot share the issue's
+  concurrency group, so an event run may have posted since the sweep read them.
+Calls per issue (issue 11's budget): a fresh issue without comments costs 1 read + at most 2 writes (3); with
+comments, one more read per 100; a second run, or a stale payload after the first run wrote, costs 1-2 reads and
+no write; an issue waiting for a person (the review label without the marker) costs the 1 read and is left.
+
+What a non-forced run leaves alone, and why: an issue waiting for a person (a high-priority hold keeps its hold
+across sweeps, late events and re-runs until a person removes the review label, adds the marker or re-triages);
+in a sweep, an issue updated in the last `recent_seconds` (its own event run is about to take it or is taking it).
+
+May import: the standard library, `triage.config`, `triage.core`, `triage.planners`, `triage.http.errors`,
+`triage.service.*`. The GitHub client is passed in.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from typing import Any, Callable, Iterable, Mapping
+
+from triage.config.bundle import Bundle
+from triage.config.templates import TemplatesError
+from triage.core.plan import Plan
+from triage.core.policy import already_posted
+from triage.core.snapshot import InputError, IssueSnapshot, snapshot_from_json
+from triage.core.writes import PostComment, UnsafeWrite, planned_writes
+from triage.github.names import is_bot_account
+from triage.planners import plan_issue
+from triage.planners.base import Planner
+from triage.service.apply import Applied, apply_writes
+
+MAX_SWEEP = 1000  # the search API returns at most 1000 results
+RECENT = "updated in the last few minutes: left to its own event run"
+
+
+@dataclass
+class IssueResult:
+    """One issue: its plan, what was written (or would have been, in a dry run), or why it failed or was left."""
+
+    number: int | None
+    title: str = ""
+    url: str = ""
+    plan: Plan | None = None
+    applied: Applied = field(default_factory=Applied)
+    dry_run: bool = False
+    forced: bool = False
+    error: str | None = None
+    fatal: bool = False  # the error will repeat for every other issue (credentials, permission, budget)
+    left: str | None = None  # not triaged on purpose (left the queue, waiting for a person, ...): why
+    requests: int = 0  # API requests this issue cost
+
+    @property
+    def labels_written(self) -> tuple[str, ...]:
+        if self.dry_run:
+            return self.plan.add_labels if self.plan else ()
+        return self.applied.labels
+
+    @property
+    def comment_posted(self) -> str | None:
+        if self.dry_run:
+            return self.plan.comment.template if self.plan and self.plan.comment else None
+        return self.applied.comment_template
+
+    @property
+    def outcome(self) -> str:
+        if self.error:
+            return "error"
+        if self.left:
+            return "left"
+        return self.plan.outcome if self.plan else "nothing_to_do"
+
+    @property
+    def needs_person(self) -> bool:
+        return self.plan is not None and not self.error and self.plan.outcome in (
+            "high_priority", "needs_review", "not_distributed")
+
+
+@dataclass
+class SweepResult:
+    query: str
+    found: int = 0  # queue issues the search returned (all pages read before any write)
+    results: list[IssueResult] = field(default_factory=list)
+    skipped: dict[str, int] = field(default_factory=dict)  # why -> how many, not counted against the budget
+    left: int = 0  # found but not reached: the budget (issues, time or API) ran out; the next sweep takes them
+    stopped: str | None = None  # why the sweep ended early, if it did
+
+    @property
+    def failed(self) -> list[IssueResult]:
+        return [r for r in self.results if r.error]
+
+    @property
+    def triaged(self) -> list[IssueResult]:
+        return [r for r in self.results if r.plan is not None and not r.error and not r.left]
+
+
+def label_history(events: Iterable[Mapping[str, Any]], review_label: str) -> tuple[frozenset[str], bool]:
+    """From an issue's events: which labels were last added by a bot, and whether a person removed the review
+    label after a bot had added it (a person looked at a flag and dismissed it)."""
+    last_adder: dict[str, bool] = {}
+    review_by_bot = dismissed = False
+    for event in events:
+        kind = event.get("event")
+        name = (event.get("label") or {}).get("name")
+        actor = event.get("actor") or {}
+        by_bot = is_bot_account(str(actor.get("login") or ""), actor.get("type"))
+        if not isinstance(name, str):
+            continue
+        if kind == "labeled":
+            last_adder[name] = by_bot
+            if name == review_label:
+                review_by_bot, dismissed = by_bot, False if by_bot else dismissed
+        elif kind == "unlabeled" and name == review_label and review_by_bot and not by_bot:
+            dismissed = True
+    return frozenset(n for n, bot in last_adder.items() if bot), dismissed
+
+
+def _updated_seconds_ago(issue: Mapping[str, Any], now: float) -> float | None:
+    stamp = issue.get("updated_at")
+    if not isinstance(stamp, str):
+        return None
+    try:
+        when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return now - when.timestamp()
+
+
+class Triager:
+    def __init__(self, client: Any, bundle: Bundle, *, repo: str, queue_label: str | None = None,
+                 planner: Planner | None = None, dry_run: bool = False, own_logins: Iterable[str] = (),
+                 issue_seconds: float | None = 120.0, recent_seconds: float = 600.0,
+                 clock: Callable[[], float] = time.time):
+        self.client = client
+        self.bundle = bundle
+        self.repo = repo
+        self.queue_label = queue_label or bundle.labels.queue_label
+        self.planner = planner
+        self.dry_run = dry_run
+        self.own_logins = frozenset(own_logins) or None
+        self.issue_seconds = issue_seconds
+        self.recent_seconds = recent_seconds
+        self.clock = clock
+
+    # -- one issue --------------------------------------------------------------------------------------------
+
+    def triage(self, number: int, *, force: bool = False, require_queue: bool = True,
+               issue: Mapping[str, Any] | None = None, leave_recent: bool = False,
+               recheck: bool = False) -> IssueResult:
+        """Read the issue from GitHub, plan it, and apply the plan (unless dry run). `issue`, when given, is the
+        issue as just read (e.g. by the sweep's re-read) and is used instead of reading it again. A GitHub failure
+        ends up in `error`, with whatever was written before it, so a sweep goes on and reports the truth."""
+        from triage.http.errors import is_fatal_for_run
+
+        result = IssueResult(number=number, dry_run=self.dry_run, forced=force)
+        before = getattr(self.client, "request_count", 0)
+        deadline = getattr(self.client, "deadline", None)
+        try:
+            with (deadline(self.issue_seconds) if callable(deadline) and self.issue_seconds else _nothing()):
+                self._triage(result, number, force=force, require_queue=require_queue, issue=issue,
+                             leave_recent=leave_recent, recheck=recheck)
+        except (InputError, UnsafeWrite, TemplatesError) as exc:
+            result.error = str(exc)
+        except Exception as exc:  # noqa: BLE001 - GitHub errors: typed in triage.http.errors
+            if not _is_http_error(exc):
+                raise
+            result.error = str(exc)
+            result.fatal = is_fatal_for_run(exc)
+        finally:
+            result.requests = getattr(self.client, "request_count", 0) - before
+        return result
+
+    def _triage(self, result: IssueResult, number: int, *, force: bool, require_queue: bool,
+                issue: Mapping[str, Any] | None, leave_recent: bool = False, recheck: bool = False) -> None:
+        issue = dict(issue) if issue is not None else self.client.get_issue(self.repo, number)
+        bare = snapshot_from_json(issue)  # validates the shape before spending more calls on it
+        result.title, result.url = bare.title, str(issue.get("html_url") or "")
+        labels = self.bundle.labels
+        if bare.is_pull_request:
+            raise InputError(f"#{number} is a pull request, not an issue")
+        if require_queue and not bare.has_label(self.queue_label):
+            result.left = f"not in the queue (no '{self.queue_label}' label)"
+            return
+        if bare.state != "open" and require_queue:
+            result.left = "closed"
+            return
+        if not force and labels.review in bare.labels and labels.marker not in bare.labels:
+            # A high-priority hold (the bot's review label without the marker) or a person's own flag: a person
+            # looks next. Only a person lifts it (removing the label, adding the marker, or a forced re-triage);
+            # a late event, a re-run or a sweep must not, whatever the issue's text says now.
+            result.left = f"waiting for a person ('{labels.review}' without '{labels.marker}')"
+            return
+        if leave_recent:
+            # Checked on the issue as just read, not on the search's copy (which can predate the event that
+            # started another run on this issue).
+            age = _updated_seconds_ago(issue, self.clock())
+            if age is not None and age < self.recent_seconds:
+                result.left = RECENT
+                return
+        count = issue.get("comments")
+        comments = self.client.list_comments(self.repo, number) if not isinstance(count, int) or count > 0 else []
+        snapshot = snapshot_from_json(issue, comments)
+        if labels.marker in snapshot.labels and not force:
+            result.plan = self._plan(snapshot, force=False)  # nothing to do; says why
+            return
+        if self._step0_may_stop(snapshot):
+            snapshot = self._with_history(snapshot, number)
+        plan = self._plan(snapshot, force=force)
+        if plan.outcome == "high_priority" and not snapshot.history_read:
+            snapshot = self._with_history(snapshot, number)  # was an earlier flag dismissed by a person?
+            plan = self._plan(snapshot, force=force)
+        writes = planned_writes(plan, labels.names)
+        if recheck and not self.dry_run and any(isinstance(w, PostComment) for w in writes):
+            # A run that cannot share the issue's concurrency group (the sweep) reads the comments again just
+            # before posting: an event run may have posted since this run read them. One call, only when posting.
+            # Not planned again (a planner can be slow or paid): the comment is dropped if it is there now.
+            fresh = replace(snapshot, comments=snapshot_from_json(
+                issue, self.client.list_comments(self.repo, number)).comments)
+            if plan.comment is not None and already_posted(fresh, plan.comment.template, self.own_logins):
+                plan = plan.with_(comment=None, reasons=plan.reasons + (
+                    f"'{plan.comment.template}' was posted by another run meanwhile: not posted again",))
+                writes = planned_writes(plan, labels.names)
+        result.plan = plan
+        if self.dry_run or not writes:
+            return
+        apply_writes(self.client, self.repo, writes, result.applied)
+
+    def _plan(self, snapshot: IssueSnapshot, *, force: bool) -> Plan:
+        return plan_issue(snapshot, self.bundle, planner=self.planner, force=force, own_logins=self.own_logins)
+
+    def _step0_may_stop(self, snapshot: IssueSnapshot) -> bool:
+        labels = self.bundle.labels
+        roles = {labels.role(l) for l in snapshot.labels}
+        return "module" in roles and "sub-oncall" in roles
+
+    def _with_history(self, snapshot: IssueSnapshot, number: int) -> IssueSnapshot:
+        by_bots, dismissed = label_history(self.client.list_events(self.repo, number), self.bundle.labels.review)
+        return replace(snapshot, labels_added_by_bots=by_bots & set(snapshot.labels), review_dismissed=dismissed,
+                       history_read=True)
+
+    # -- the queue --------------------------------------------------------------------------------------------
+
+    def sweep_query(self) -> str:
+        labels = self.bundle.labels
+        # Waiting for a person (the review label without the marker: a high-priority hold, or a person's own
+        # flag) is not ours to take again: excluded, so it neither repeats work nor uses the budget.
+        return (f'repo:{self.repo} is:issue is:open label:"{self.queue_label}" '
+                f'-label:"{labels.marker}" -label:"{labels.review}"')
+
+    def sweep(self, max_issues: int, *, seconds: float | None = None,
+              on_result: Callable[[IssueResult], None] | None = None) -> SweepResult:
+        """Triage open queue issues without the marker, oldest first, up to `max_issues`. The search is read to the
+        end before any write, so labelling issues cannot shift its pages; each issue is re-read before planning
+        (search results lag). Issues updated in the last `recent_seconds` are left to their own event run. Stops
+        cleanly when the API budget, the time budget or the issue budget runs out, counting what it left."""
+        from triage.http.errors import HTTPError
+
+        query = self.sweep_query()
+        result = SweepResult(query=query)
+        started = self.clock()
+        try:
+            found = list(self.client.search_issues(query, limit=MAX_SWEEP, sort="created", order="asc"))
+        except HTTPError as exc:
+            result.results.append(IssueResult(number=None, error=f"search failed: {exc}", fatal=True))
+            result.stopped = "the search failed"
+            return result
+        result.found = len(found)
+        done = 0
+        for index, item in enumerate(found):
+            number = item.get("number")
+            if not isinstance(number, int):
+                continue
+            if done >= max_issues:
+                result.left = len(found) - index
+                result.stopped = f"max-issues ({max_issues}) reached"
+                break
+            if seconds is not None and self.clock() - started > seconds:
+                result.left = len(found) - index
+                result.stopped = f"the sweep's time budget ({seconds:g} s) ran out"
+                break
+            age = _updated_seconds_ago(item, self.clock())
+            if age is not None and age < self.recent_seconds:  # recent even in the search's copy: not even read
+                result.skipped[RECENT] = result.skipped.get(RECENT, 0) + 1
+                continue
+            issue_result = self.triage(number, leave_recent=True, recheck=True)
+            if issue_result.left and issue_result.error is None:
+                result.skipped[issue_result.left] = result.skipped.get(issue_result.left, 0) + 1
+                continue
+            done += 1
+            result.results.append(issue_result)
+            if on_result is not None:
+                on_result(issue_result)
+            if issue_result.fatal:
+                result.left = len(found) - index - 1
+                result.stopped = f"GitHub refused in a way that would fail every issue: {issue_result.error}"
+                break
+        return result
+
+
+class _nothing:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _is_http_error(exc: BaseException) -> bool:
+    from triage.http.errors import HTTPError
+
+    return isinstance(exc, HTTPError)

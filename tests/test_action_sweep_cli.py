@@ -14,7 +14,8 @@ def sweep(fake, *args: str, token: str | None = "default") -> subprocess.Complet
            "PTD_TRIAGE_MAX_BACKOFF": "0.05"}
     if token is not None:
         env["GITHUB_TOKEN"] = fake.token if token == "default" else token
-    return subprocess.run([sys.executable, "-m", "triage", "sweep", "--api-url", fake.url, *args], env=env,
+    # --skip-recent 0: the issues are seeded a moment ago; a real sweep leaves those to their event run.
+    return subprocess.run([sys.executable, "-m", "triage", "sweep", "--api-url", fake.url, "--skip-recent", "0", *args], env=env,
                           capture_output=True, text=True, timeout=60)
 
 
@@ -28,10 +29,11 @@ def test_dry_run_plans_the_queue_and_writes_nothing(fake_github):
 
     assert proc.returncode == 0, proc.stderr
     assert fake_github.writes() == []
-    printed = json.loads(proc.stdout.strip().splitlines()[-2])
-    assert {p["issue"]: p["add_labels"] for p in printed} == {n: list(p.add_labels) for n, p in plans.items()}
-    assert "#1: not_distributed; would add" in proc.stdout
-    assert "planned 2 issue(s), 0 failed" in proc.stdout
+    printed = json.loads(proc.stdout)  # --json: stdout is one JSON document and nothing else
+    assert {i["number"]: i["plan"]["add_labels"] for i in printed["issues"]} == {n: list(p.add_labels) for n, p in plans.items()}
+    assert printed["found"] == 2 and printed["left"] == 0  # the marked issue is not in the search
+    assert "#1: not_distributed; would add" in proc.stderr  # progress goes to stderr
+    assert "found 2, planned 2, failed 0" in proc.stderr
     assert "::" not in proc.stdout + proc.stderr  # no workflow commands outside Actions
 
 
@@ -43,7 +45,7 @@ def test_sweep_writes_and_a_second_sweep_finds_nothing(fake_github):
     writes = len(fake_github.writes())
 
     again = sweep(fake_github, "--repo", REPO)
-    assert again.returncode == 0 and "triaged 0 issue(s)" in again.stdout
+    assert again.returncode == 0 and "found 0, triaged 0" in again.stdout
     assert len(fake_github.writes()) == writes
 
 
@@ -51,7 +53,7 @@ def test_max_issues_budget(fake_github):
     for n in (1, 2, 3):
         seed_issue(fake_github, n, FSDP_WITH_REPRO)
     proc = sweep(fake_github, "--repo", REPO, "--max-issues", "2")
-    assert proc.returncode == 0 and "triaged 2 issue(s)" in proc.stdout
+    assert proc.returncode == 0 and "found 3, triaged 2" in proc.stdout and "left 1" in proc.stdout
     assert sum(MARKER in fake_github.issue_labels(REPO, n) for n in (1, 2, 3)) == 2
 
 
@@ -61,7 +63,7 @@ def test_a_failing_issue_exits_1_after_the_others(fake_github):
     fake_github.inject("POST", f"/repos/{REPO}/issues/2/labels", 500, times=20)
     proc = sweep(fake_github, "--repo", REPO)
     assert proc.returncode == 1
-    assert "#2: failed (planned classified): GitHub API POST" in proc.stdout and "1 failed" in proc.stdout
+    assert "#2: failed (planned classified): GitHub API POST" in proc.stderr and "failed 1" in proc.stdout
     assert MARKER in fake_github.issue_labels(REPO, 1)
 
 

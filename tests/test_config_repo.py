@@ -10,7 +10,8 @@ from triage.config.repo import load_repo_bundle, parse_repo_config
 REPO = "octo-org/octo-repo"
 PT2 = "oncall: pt2"
 # action.yml's queue-label input defaults to the distributed queue's label; empty lets the configuration decide.
-NO_QUEUE_INPUT = {"queue-label": ""}
+# The repository's config file is opt-in: the `config` input names it (no read, no API call, without it).
+NO_QUEUE_INPUT = {"queue-label": "", "config": ".github/ptd-triage.yml"}
 
 TWO_ROUTES = """\
 queue: pt2

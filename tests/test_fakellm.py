@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 import requests
-from fakellm import DEFAULT_PLAN, INVALID_PLAN, FakeAnthropic, FakeBedrock, FakeOpenAI, Fault, contract
-from fakellm.fixtures import fake_anthropic, fake_bedrock, fake_llm, fake_openai  # noqa: F401 - fixtures
+from fakellm import DEFAULT_PLAN, INVALID_PLAN, FakeBedrock, FakeOpenAI, Fault, contract
 from fakellm.plans import Prompt, default_plan, example_from_schema, plan_errors
 
 SCHEMA = {

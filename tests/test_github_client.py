@@ -224,7 +224,6 @@ def test_client_has_no_destructive_methods():
 
 # ---- against the stand-in over loopback HTTP ---------------------------------------------------------------------
 
-import base64  # noqa: E402
 import time  # noqa: E402
 from email.utils import format_datetime  # noqa: E402
 from datetime import datetime, timezone  # noqa: E402

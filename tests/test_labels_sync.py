@@ -71,7 +71,8 @@ def test_update_changes_colour_and_description_only_when_asked(fake_github):
 def test_the_action_syncs_labels_on_workflow_dispatch(fake_github, tmp_path):
     fake_github.add_file(REPO, ".github/ptd-triage.yml", "queue: pt2\n")
     fake_github.add_label(REPO, "bug")
-    run = run_action(fake_github, tmp_path, "workflow_dispatch", dispatch_payload(), inputs={"command": "labels-sync"})
+    run = run_action(fake_github, tmp_path, "workflow_dispatch", dispatch_payload(),
+                     inputs={"command": "labels-sync", "config": ".github/ptd-triage.yml", "queue-label": ""})
     assert run.returncode == 0, run.stdout + run.stderr
     created = [r for r in run.writes if r.method == "POST"]
     assert len(created) == len(wanted()) and len(run.writes) == len(created)

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import json
 import random
-import re
 from pathlib import Path
 
-import pytest
 from fakellm import FakeOpenAI
 from llm_helpers import client_for, policy_violations
 

@@ -13,11 +13,10 @@ from fakellm import Fault
 from llm_helpers import client_for, issue, policy_violations
 
 from triage.config.bundle import load_bundle
-from triage.llm.client import Budget, LLMClient, LLMConfig
+from triage.llm.client import LLMClient, LLMConfig
 from triage.llm.schema import module_labels, plan_schema, schema_problems
 from triage.planners import get_planner, plan_issue
 from triage.planners.llm import LLMPlanner
-from triage.planners.rubric import propose as rubric_propose
 
 ROOT = Path(__file__).resolve().parents[1]
 

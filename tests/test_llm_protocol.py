@@ -11,7 +11,6 @@ from email.utils import format_datetime
 import pytest
 import requests
 from fakellm import INVALID_PLAN, FakeBedrock, Fault
-from fakellm.fixtures import fake_anthropic, fake_bedrock, fake_llm, fake_openai  # noqa: F401 - fixtures
 
 from triage.llm import anthropic_messages, bedrock_converse, common, errors, openai_chat, pricing
 from triage.llm.errors import (LLMAuthError, LLMBadRequest, LLMConfigError, LLMError, LLMInvalidReply,

@@ -43,7 +43,8 @@ def test_every_input_shape_in_one_run(tmp_path):
     lines = [snapshot_dict(*VAGUE, number=21), rest_issue(*FSDP, number=22, labels=(QUEUE, MARKER)),
              snapshot_dict("DCP save fails", "dcp.save raises KeyError", number=23)]
     jsonl = write(tmp_path / "many.jsonl", "\n".join(json.dumps(x) for x in lines) + "\n\n")
-    out = plans(cli(rest, snapshot, event, jsonl))
+    # The octokit example event's issue is not in the queue: planned anyway with --any-issue.
+    out = plans(cli(rest, snapshot, event, jsonl, "--any-issue"))
     assert [p["issue"] for p in out] == [11, 12, 1, 21, 22, 23]  # input order, one plan per record
     for p in out:
         assert CONTRACT_KEYS <= set(p)
@@ -153,3 +154,14 @@ def test_dev_set_plans_one_line_per_issue():
     out = plans(cli(dev))
     assert len(out) == 159
     assert all(CONTRACT_KEYS <= set(p) for p in out)
+
+
+def test_an_issue_outside_the_queue_is_not_planned_and_the_plan_says_why(tmp_path):
+    outside = write(tmp_path / "outside.json", rest_issue(*FSDP, number=31, labels=("bug",)))
+    proc = cli(outside)
+    assert proc.returncode == 0
+    plan = json.loads(proc.stdout)
+    assert plan["outcome"] == "nothing_to_do" and plan["add_labels"] == []
+    assert "not in the queue" in plan["reasons"][0] and "#31 is not in the queue" in proc.stderr
+    custom = json.loads(cli(outside, "--queue-label", "bug").stdout)
+    assert custom["add_labels"]  # with that queue label it is queued, and planned

@@ -725,7 +725,8 @@ class FakeGitHub:
 
 
 def _search_matches(q: str, repo: str, issue: dict) -> bool:
-    """The search qualifiers the project uses: repo:, is:issue/pr/open/closed, state:, label:, -label:, free text.
+    """The search qualifiers the project uses: repo:, is:issue/pr/open/closed, state:, label:, -label:,
+    created:>=/>/<=/< (ISO 8601 timestamps), free text.
     Anything else is refused loudly (422) rather than silently ignored."""
     labels = {label["name"].lower() for label in issue["labels"]}
     for negated, key, value, quoted, word in _QUALIFIER_RE.findall(q):
@@ -743,6 +744,11 @@ def _search_matches(q: str, repo: str, issue: dict) -> bool:
             ok = issue["state"] == value
         elif key in ("is", "type") and value in ("issue", "pr"):
             ok = ("pull_request" in issue) == (value == "pr")
+        elif key == "created" and value[:2] in (">=", "<=") or key == "created" and value[:1] in (">", "<"):
+            # GitHub's date-range qualifier with an ISO 8601 timestamp (the sweep pages by key with it).
+            op = value[:2] if value[:2] in (">=", "<=") else value[:1]
+            when, created = value[len(op):], issue["created_at"]
+            ok = {">=": created >= when, "<=": created <= when, ">": created > when, "<": created < when}[op]
         else:
             raise ApiError(422, f"the stand-in does not support the search qualifier {key}:{value}")
         if ok == bool(negated):

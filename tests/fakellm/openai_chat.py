@@ -9,7 +9,6 @@ standard library and this package.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from . import contract
 from .base import Answer, ApiError, StandIn, estimate_tokens

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from triage.action.command import has_command, is_bot, role_allows_retriage, DEFAULT_COMMAND
+from triage.action.command import has_command, is_bot, role_allows_retriage
 from triage.action.report import Reporter
 from triage.action.settings import ActionError, Settings
 from triage.core.snapshot import InputError, IssueSnapshot, snapshot_from_json
@@ -50,11 +50,13 @@ class Run:
     """One run of the Action: what the handlers share."""
 
     def __init__(self, settings: Settings, reporter: Reporter, *, payload: Mapping[str, Any] | None = None,
-                 client: Any = None):
+                 client: Any = None, planner: Any = None, environ: Mapping[str, str] | None = None):
         self.settings = settings
         self.reporter = reporter
         self.payload: Mapping[str, Any] = payload or {}
+        self.environ: Mapping[str, str] = environ or {}
         self._client = client
+        self._planner = planner
         self._bundle = None
         self._triager = None
 
@@ -72,15 +74,17 @@ class Run:
     def bundle(self):
         if self._bundle is None:
             from triage.config.bundle import ConfigError
-            from triage.config.repo import REPO_CONFIG_PATH, load_repo_bundle, precheck_inputs, read_repo_config
+            from triage.config.repo import load_repo_bundle, precheck_inputs, read_repo_config
 
             s = self.settings
             try:
                 precheck_inputs(rubric=s.rubric or None, labels=s.labels or None, templates=s.templates or None)
                 # Layered and validated as a whole: the bundled queue <- the repository's file (one contents
                 # request, default branch) <- the Action's rubric/labels/templates inputs.
-                path = s.config or REPO_CONFIG_PATH
-                config = None if path == "none" else read_repo_config(self.client, s.repo, path)
+                # Opt-in (the `config` input names the file, e.g. .github/ptd-triage.yml): a repository that
+                # does not use one pays no API call for it on every event.
+                path = "" if s.config in ("", "none") else s.config
+                config = read_repo_config(self.client, s.repo, path) if path else None
                 self._bundle = load_repo_bundle(config, rubric=s.rubric or None, labels=s.labels or None,
                                                 templates=s.templates or None)
             except (ConfigError, ValueError) as exc:
@@ -96,18 +100,22 @@ class Run:
         return self.bundle.command  # issue 9: the command word is configuration (rubric `command:`)
 
     @property
+    def planner(self):
+        """The planner the inputs name (the rubric by default; a model planner with the llm-* inputs)."""
+        if self._planner is None:
+            from triage.action.planmode import planner_for_settings
+
+            self._planner = planner_for_settings(self.settings, self.environ)
+        return self._planner
+
+    @property
     def triager(self):
         if self._triager is None:
-            from triage.planners import UnknownPlanner, get_planner
             from triage.service.triager import Triager
 
             s = self.settings
-            try:
-                planner = get_planner(s.planner)
-            except UnknownPlanner as exc:
-                raise ActionError(f"input planner: {exc}") from None
             self._triager = Triager(self.client, self.bundle, repo=s.repo, queue_label=self.queue_label,
-                                    planner=planner, dry_run=s.dry_run, own_logins=(s.bot_login,),
+                                    planner=self.planner, dry_run=s.dry_run, own_logins=(s.bot_login,),
                                     issue_seconds=s.issue_seconds)
         return self._triager
 
@@ -192,7 +200,9 @@ def on_comment_created(run: Run) -> Result:
         return ignored(f"comment on pull request #{number}: ptd-triage only triages issues")
     if is_bot(comment["user"]) or OWN_COMMENT_MARK in body:
         return ignored(f"comment by bot {login!r} (bots, including ptd-triage, cannot run commands)")
-    if run.command not in body:  # most comments: never scanned further
+    if not _may_hold_a_command(body):  # most comments: no line starts with "/", so no config read, no scan
+        return ignored("comment has no command line (no line starts with '/')")
+    if run.command not in body:
         return ignored(f"comment has no line '{run.command}'")
     if not snapshot.has_label(run.queue_label):
         return ignored(f"{run.command} on #{number}, which does not have the queue label {run.queue_label!r}")
@@ -207,6 +217,12 @@ def on_comment_created(run: Run) -> Result:
     result = _triage_issue(run, number, force=True)
     result.notes.append(f"{run.command} by {login} ({role})")
     return result
+
+
+def _may_hold_a_command(body: str) -> bool:
+    """Cheap and linear: a command is a line of its own that starts with "/" (the configuration's command word
+    always does), so a comment with no such line needs neither the configuration nor the markdown scanner."""
+    return any(line.lstrip(" \t").startswith("/") for line in body[:65536].splitlines())
 
 
 def permission_of(run: Run, login: str) -> Mapping[str, Any]:

@@ -52,14 +52,26 @@ def main(environ: Mapping[str, str] | None = None) -> int:
         if not event:
             raise ActionError("GITHUB_EVENT_NAME is not set: run inside GitHub Actions")
         settings = settings_from_environ(env)
+        if settings.mode == "apply":  # issues: write, no model credentials: re-check and write the saved plans
+            from triage.action.planmode import plans_path, run_apply
+
+            return report_result(run_apply(settings, reporter, plans_path(settings, env)), reporter, f"{event} (apply)")
         payload = read_payload(env)
         action = payload.get("action")
         if action is not None and not isinstance(action, str):
             raise ActionError("malformed event payload: 'action' must be a string")
-        run = Run(settings, reporter, payload=payload)
-        result = router.dispatch(event, action, run)
         title = f"{event}.{action}" if action else event
-        return report_result(result, reporter, title)
+        if settings.mode == "plan":  # read-only: plan with the configured planner, save the plans, write nothing
+            from triage.action.planmode import plans_path, run_plan
+
+            result, count = run_plan(settings, env, reporter, payload, event, action)
+            status = report_result(result, reporter, f"{title} (plan)")
+            path = plans_path(settings, env)
+            reporter.set_outputs({"plans-file": str(path), "plans": path.read_text(encoding="utf-8").strip(),
+                                  "planned": str(count)})
+            return status
+        run = Run(settings, reporter, payload=payload, environ=env)
+        return report_result(router.dispatch(event, action, run), reporter, title)
     except ActionError as exc:
         return fail(reporter, str(exc))
     except Exception as exc:  # noqa: BLE001 - the last line of defence still says one clear thing

@@ -35,7 +35,7 @@ class Topic:
 
 
 @dataclass(frozen=True)
-class Gate:
+class Check:
     """A yes/no decision: the signals' total must reach `min_score`."""
 
     min_score: float
@@ -83,17 +83,17 @@ class Rubric:
     routes: dict[str, RouteRule]
     stop_after: tuple[str, ...]
     checks_on_every_route: tuple[str, ...]
-    not_distributed: Gate
+    not_distributed: Check
     max_distributed_score: float
     module_high: float
     module_medium: float
     module_min_share: float
-    request: Gate  # step 4: is the issue a request at all (not a bug report, question or CI/test report)?
-    feature: Gate  # among requests: wholly new functionality
-    enhancement: Gate  # among requests: an improvement to something that works
-    performance: Gate  # an enhancement about speed or memory
+    request: Check  # step 4: is the issue a request at all (not a bug report, question or CI/test report)?
+    feature: Check  # among requests: wholly new functionality
+    enhancement: Check  # among requests: an improvement to something that works
+    performance: Check  # an enhancement about speed or memory
     high_priority: HighPriority
-    reproduction: Gate
+    reproduction: Check
     # Which template each commenting step posts: {"not_distributed": ..., "needs_reproduction": ...}.
     comment_templates: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_COMMENT_TEMPLATES))
     command: str = DEFAULT_COMMAND  # the slash command that asks for a re-triage
@@ -158,8 +158,8 @@ def compile_rubric(data: object, path: str) -> Rubric:
                 raise RubricError(str(exc)) from None
         return tuple(out)
 
-    def gate(raw: dict, where: str) -> Gate:
-        return Gate(float(raw["min_score"]), signals(raw["signals"], where))
+    def check(raw: dict, where: str) -> Check:
+        return Check(float(raw["min_score"]), signals(raw["signals"], where))
 
     def high_priority(raw: dict) -> HighPriority:
         counter = raw.get("counter_evidence", {})
@@ -209,17 +209,17 @@ def compile_rubric(data: object, path: str) -> Rubric:
         routes=routes,
         stop_after=tuple(routing.get("stop_after", [])),
         checks_on_every_route=tuple(routing.get("checks_on_every_route", [])),
-        not_distributed=Gate(float(nd["min_trap_score"]), signals(nd["signals"], "not_distributed")),
+        not_distributed=Check(float(nd["min_trap_score"]), signals(nd["signals"], "not_distributed")),
         max_distributed_score=float(nd["max_distributed_score"]),
         module_high=float(mods["high"]),
         module_medium=float(mods["medium"]),
         module_min_share=float(mods["min_share"]),
-        request=gate(data["types"]["request"], "types/request"),
-        feature=gate(data["types"]["feature"], "types/feature"),
-        enhancement=gate(data["types"]["enhancement"], "types/enhancement"),
-        performance=gate(data["types"]["performance"], "types/performance"),
+        request=check(data["types"]["request"], "types/request"),
+        feature=check(data["types"]["feature"], "types/feature"),
+        enhancement=check(data["types"]["enhancement"], "types/enhancement"),
+        performance=check(data["types"]["performance"], "types/performance"),
         high_priority=high_priority(data["high_priority"]),
-        reproduction=gate(data["reproduction"], "reproduction"),
+        reproduction=check(data["reproduction"], "reproduction"),
         comment_templates={**DEFAULT_COMMENT_TEMPLATES, **data.get("comments", {})},
         command=data.get("command", DEFAULT_COMMAND),
         hybrid=dict(data.get("hybrid") or {}),

@@ -70,7 +70,7 @@ def _signal_lists(data: dict):
     for name, criterion in hp.get("criteria", {}).items():
         yield ("high_priority", "criteria", name, "signals"), criterion.get("signals", [])
     yield ("high_priority", "counter_evidence", "signals"), hp.get("counter_evidence", {}).get("signals", [])
-    yield ("high_priority", "signals"), hp.get("signals", [])  # the older single-gate form
+    yield ("high_priority", "signals"), hp.get("signals", [])  # the older single-check form
     yield ("reproduction", "signals"), data.get("reproduction", {}).get("signals", [])
 
 

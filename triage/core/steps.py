@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from triage.config.labels import LabelSet
-from triage.config.rubric import Gate, Rubric
+from triage.config.rubric import Check, Rubric
 from triage.config.templates import has_marker
 from triage.core.snapshot import IssueSnapshot
 from triage.text.document import Document, build_document
@@ -80,7 +80,7 @@ def score_topics(doc: Document, rubric: Rubric) -> Analysis:
     return Analysis(doc, scores, evidence)
 
 
-def gate(g: Gate, analysis: Analysis, rubric: Rubric) -> tuple[bool, float, list[Evidence]]:
+def passes(g: Check, analysis: Analysis, rubric: Rubric) -> tuple[bool, float, list[Evidence]]:
     total, evidence = score(g.signals, analysis.doc, rubric.locations)
     return total >= g.min_score and total > 0, total, evidence
 
@@ -119,7 +119,7 @@ def step0_already_triaged(snapshot: IssueSnapshot, labels: LabelSet, rubric: Rub
 def step1_not_distributed(analysis: Analysis, rubric: Rubric, labels: LabelSet, template: str) -> StepResult:
     """Not distributed only when a known trap matches AND distributed evidence is weak: a wrong
     'not distributed' sends a real bug away, so both must hold."""
-    trapped, trap_score, trap_evidence = gate(rubric.not_distributed, analysis, rubric)
+    trapped, trap_score, trap_evidence = passes(rubric.not_distributed, analysis, rubric)
     dist = analysis.distributed_score
     if trapped:
         # What the trap itself matched is not distributed evidence: `undefined symbol: ncclX` at
@@ -236,19 +236,19 @@ def step4_types(analysis: Analysis, rubric: Rubric, labels: LabelSet) -> StepRes
     must outweigh the evidence that it improves something existing), otherwise `enhancement` — an improvement to
     something that works — with the performance label when it is about speed or memory. The decision is
     `feature`, `enhancement` or `none`."""
-    is_request, r_score, r_ev = gate(rubric.request, analysis, rubric)
+    is_request, r_score, r_ev = passes(rubric.request, analysis, rubric)
     if not is_request:
         # Most distributed issues are bug reports (the seed says so); the reason shows what weighed, if anything.
         why = (f"not a request (score {r_score:g} < {rubric.request.min_score:g}: {summarize(r_ev, 2)}), no type label"
                if r_ev else "not a request, no type label")
         return StepResult(4, "none", evidence=tuple(r_ev), score=r_score, reason=f"step 4: {why}")
-    is_feature, f_score, f_ev = gate(rubric.feature, analysis, rubric)
+    is_feature, f_score, f_ev = passes(rubric.feature, analysis, rubric)
     e_score, e_ev = score(rubric.enhancement.signals, analysis.doc, rubric.locations)
     if is_feature and f_score > e_score:
         return StepResult(4, "feature", (labels.feature,), evidence=tuple(r_ev + f_ev), score=r_score,
                           reason=f"step 4: feature request, wholly new ({summarize(f_ev, 2)}; "
                                  f"request: {summarize(r_ev, 1)})")
-    is_perf, _, p_ev = gate(rubric.performance, analysis, rubric)
+    is_perf, _, p_ev = passes(rubric.performance, analysis, rubric)
     added = (labels.enhancement,) + ((labels.performance,) if is_perf else ())
     improves = summarize([e for e in e_ev if e.points > 0], 2) if e_score > 0 else "nothing shows it is wholly new"
     why = f"request: {summarize(r_ev, 1)}; improves what exists: {improves}"
@@ -312,11 +312,11 @@ def step6_needs_reproduction(analysis: Analysis, rubric: Rubric, labels: LabelSe
     every rank" about a slowdown is not true to what the reporter saw."""
     if types.labels:
         return StepResult(6, "request", reason="step 6: a request, not a bug: no reproduction needed")
-    has_repro, _, evidence = gate(rubric.reproduction, analysis, rubric)
+    has_repro, _, evidence = passes(rubric.reproduction, analysis, rubric)
     if has_repro:
         return StepResult(6, "has_reproduction", evidence=tuple(evidence),
                           reason=f"step 6: has a reproduction ({summarize(evidence, 1)})")
-    if performance_template and gate(rubric.performance, analysis, rubric)[0]:
+    if performance_template and passes(rubric.performance, analysis, rubric)[0]:
         return StepResult(6, "needs_reproduction", (labels.reproduction,), comment=performance_template,
                           reason="step 6: a performance report with no script or numbers to reproduce")
     return StepResult(6, "needs_reproduction", (labels.reproduction,), comment=template,

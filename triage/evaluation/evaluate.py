@@ -41,7 +41,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
-from triage.evaluation.dataset import GOLD_ROUTES, GOLD_TYPES, ROUTES, Gold, module_routes, sub_oncall_routes
+from triage.evaluation.dataset import GOLD_TYPES, ROUTES, Gold, module_routes, sub_oncall_routes
 from triage.config.labels import LabelSet
 
 NO_ROUTE = "none"

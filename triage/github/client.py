@@ -328,6 +328,17 @@ class GitHubClient:
             params["sort"] = sort
         return self._paginate("/search/issues", params, limit=limit, items_key="items")
 
+    def search_page(self, query: str, *, sort: str = "created", order: str = "asc") -> tuple[list[dict], int]:
+        """One page (up to 100) of search results and GitHub's `total_count`. The sweep pages by key (a
+        `created:>=` qualifier) with this, rather than by page number: its own writes drop issues out of the
+        results, which would shift numbered pages under it."""
+        if sort not in SEARCH_SORTS:
+            raise ValueError(f"unknown search sort {sort!r}; expected one of {', '.join(sorted(SEARCH_SORTS))}")
+        data = self._json("GET", "/search/issues",
+                          params={"q": query, "sort": sort, "order": order, "per_page": PER_PAGE})
+        total = data.get("total_count") if isinstance(data, dict) else None
+        return list(data.get("items") or []), int(total) if isinstance(total, int) else 0
+
     def list_issues(self, repo: str, *, labels: list[str] | None = None, state: str = "open",
                     limit: int | None = None) -> Iterator[dict]:
         """Issues of a repository (pull requests, which this endpoint also returns, are skipped)."""

@@ -14,10 +14,13 @@ from collections.abc import Iterable
 
 from triage.http.decisions import ErrorKind
 
+# Secret-shaped strings, scrubbed from every error message of every client (GitHub's and the model providers').
 _TOKEN_SHAPES = re.compile(
     r"(?:\bgh[pousr]_[A-Za-z0-9_]{8,}"  # GitHub tokens: personal, OAuth, user-to-server, server-to-server, refresh
     r"|\bgithub_pat_[A-Za-z0-9_]{8,}"  # fine-grained personal access tokens
-    r"|(?i:\b(?:bearer|token)\s+)[A-Za-z0-9._~+/=\-]{12,})"  # an Authorization header's value
+    r"|sk-[A-Za-z0-9_\-*]{6,}"  # OpenAI / Anthropic / OpenRouter style keys, also partly masked ones
+    r"|(?:AKIA|ASIA)[A-Z0-9]{12,}"  # AWS access key ids
+    r"|(?i:\b(?:bearer|token)\s+)[A-Za-z0-9._~+/=\-]{8,})"  # an Authorization header's value
 )
 MAX_MESSAGE = 500
 

@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
-from .common import (Headers, Reply, Request, as_count, check_common, check_name, decode_json, encode_json,
+from .common import (Headers, reply_object, Reply, Request, as_count, check_common, check_name, encode_json,
                      error_for_status, header, plan_from_text)
 from .errors import LLMError, LLMInvalidReply, LLMQuotaExceeded, LLMRefused, LLMTransient, LLMTruncated
 
@@ -50,16 +50,7 @@ def parse_response(status: int, headers: Headers, body: bytes, *, now: float | N
                    redact: Iterable[str] = ()) -> Reply:
     """The plan object of a 2xx reply (a `tool_use` block's input, else the text blocks' JSON), or the typed error
     the response means. A 429 without `retry-after` is a spend limit (LLMQuotaExceeded), as Anthropic documents."""
-    try:
-        data = decode_json(body)
-    except ValueError:
-        data = None
-        if 200 <= status < 300:
-            raise LLMInvalidReply("the response body is not valid JSON", provider=PROVIDER, status=status) from None
-    if not 200 <= status < 300:
-        raise _error(status, headers, data, now=now, redact=redact)
-    if not isinstance(data, dict):
-        raise LLMInvalidReply("the response is not a JSON object", provider=PROVIDER, status=status)
+    data = reply_object(status, headers, body, _error, provider=PROVIDER, now=now, redact=redact)
 
     usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
     tokens = {"input_tokens": as_count(usage.get("input_tokens")),

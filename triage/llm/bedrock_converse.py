@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import quote
 
-from .common import (Headers, Reply, Request, as_count, check_common, check_name, decode_json, encode_json,
+from .common import (Headers, reply_object, Reply, Request, as_count, check_common, check_name, encode_json,
                      error_for_status, header, plan_from_text, retry_after)
 from .errors import (LLMAuthError, LLMBadRequest, LLMConfigError, LLMError, LLMInvalidReply, LLMQuotaExceeded,
                      LLMRateLimited, LLMRefused, LLMTransient, LLMTruncated)
@@ -122,16 +122,7 @@ def _error_type(headers: Headers, data: Any) -> str:
 def parse_response(status: int, headers: Headers, body: bytes, *, now: float | None = None,
                    redact: Iterable[str] = ()) -> Reply:
     """The forced tool's input of a 2xx reply (or the text's JSON), or the typed error the response means."""
-    try:
-        data = decode_json(body)
-    except ValueError:
-        data = None
-        if 200 <= status < 300:
-            raise LLMInvalidReply("the response body is not valid JSON", provider=PROVIDER, status=status) from None
-    if not 200 <= status < 300:
-        raise _error(status, headers, data, now=now, redact=redact)
-    if not isinstance(data, dict):
-        raise LLMInvalidReply("the response is not a JSON object", provider=PROVIDER, status=status)
+    data = reply_object(status, headers, body, _error, provider=PROVIDER, now=now, redact=redact)
 
     usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
     tokens = {"input_tokens": as_count(usage.get("inputTokens")),

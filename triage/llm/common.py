@@ -159,3 +159,20 @@ def error_for_status(status: int, message: str, *, provider: str, headers: Heade
 __all__ = ["Headers", "Reply", "Request", "SECRET_HEADERS", "as_count", "check_common", "check_name",
            "decode_json", "encode_json", "error_for_status", "header", "parse_retry_after", "plan_from_text",
            "retry_after"]
+
+
+def reply_object(status: int, headers: Headers, body: bytes, error: Any, *, provider: str, now: float | None,
+                 redact: Iterable[str]) -> dict[str, Any]:
+    """The JSON object of a 2xx reply, or the typed error the response means (`error(status, headers, data, now=,
+    redact=)` is the provider's own mapping of its error bodies). Every provider's `parse_response` starts here."""
+    try:
+        data = decode_json(body)
+    except ValueError:
+        data = None
+        if 200 <= status < 300:
+            raise LLMInvalidReply("the response body is not valid JSON", provider=provider, status=status) from None
+    if not 200 <= status < 300:
+        raise error(status, headers, data, now=now, redact=redact)
+    if not isinstance(data, dict):
+        raise LLMInvalidReply("the response is not a JSON object", provider=provider, status=status)
+    return data

@@ -7,26 +7,12 @@ so an error can be printed or logged without leaking a credential.
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import ClassVar
 
-MAX_MESSAGE = 500
-_KEYLIKE = re.compile(
-    r"(?:sk-[A-Za-z0-9_\-*]{6,}"          # OpenAI / Anthropic / OpenRouter style keys, also partly masked ones
-    r"|(?:AKIA|ASIA)[A-Z0-9]{12,}"          # AWS access key ids
-    r"|(?i:bearer)\s+[A-Za-z0-9._~+/=\-]{8,})"
-)
+from triage.http.errors import MAX_MESSAGE, scrub
 
-
-def scrub(text: str, redact: Iterable[str] = ()) -> str:
-    """`text` on one line, with every secret in `redact` (those of 4+ characters) and every key-shaped token
-    replaced by `***`, clipped to MAX_MESSAGE characters."""
-    text = " ".join(str(text).split())
-    for secret in sorted({s for s in redact if s and len(s) >= 4}, key=len, reverse=True):
-        text = text.replace(secret, "***")
-    text = _KEYLIKE.sub("***", text)
-    return text if len(text) <= MAX_MESSAGE else text[:MAX_MESSAGE - 1] + "…"
+# One scrubber for every client's errors: the shared one in triage.http.errors (keys, tokens, the given secrets).
 
 
 class LLMError(Exception):

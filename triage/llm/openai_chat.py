@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
-from .common import (Headers, Reply, Request, as_count, check_common, check_name, decode_json, encode_json,
+from .common import (Headers, reply_object, Reply, Request, as_count, check_common, check_name, encode_json,
                      error_for_status, plan_from_text)
 from .errors import LLMError, LLMInvalidReply, LLMQuotaExceeded, LLMRefused, LLMTruncated
 
@@ -61,14 +61,7 @@ def parse_response(status: int, headers: Headers, body: bytes, *, now: float | N
                    redact: Iterable[str] = ()) -> Reply:
     """The plan object of a 2xx reply, or the typed error the response means. `now` (Unix seconds) turns an
     HTTP-date Retry-After into a delay; `redact` lists secrets (the API key) to keep out of error messages."""
-    try:
-        data = decode_json(body)
-    except ValueError:
-        data = None
-        if 200 <= status < 300:
-            raise LLMInvalidReply("the response body is not valid JSON", provider=PROVIDER, status=status) from None
-    if not 200 <= status < 300:
-        raise _error(status, headers, data, now=now, redact=redact)
+    data = reply_object(status, headers, body, _error, provider=PROVIDER, now=now, redact=redact)
 
     usage = data.get("usage") if isinstance(data, dict) else None
     usage = usage if isinstance(usage, dict) else {}

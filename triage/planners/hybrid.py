@@ -73,7 +73,7 @@ def uncertain_steps(snapshot: IssueSnapshot, bundle: Bundle, plan: Plan,
     take: set[int] = set()
     why: list[str] = []
     if settings.trap_mixed:
-        trapped, _, _ = steps.gate(rubric.not_distributed, analysis, rubric)
+        trapped, _, _ = steps.passes(rubric.not_distributed, analysis, rubric)
         if trapped and analysis.distributed_score > settings.trap_max_distributed:
             take.add(1)
             why.append(f"a not-distributed trap matched but distributed evidence is {analysis.distributed_score:g}")

@@ -27,7 +27,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from triage.config.bundle import Bundle
 from triage.config.templates import TemplatesError
@@ -41,6 +41,8 @@ from triage.planners.base import Planner
 from triage.service.apply import Applied, apply_writes
 
 MAX_SWEEP = 1000  # the search API returns at most 1000 results
+SEARCH_PAGE = 100  # results per search page (GitHub's maximum)
+SWEEP_API_RESERVE = 50  # requests a sweep leaves unused in the hourly budget, for the event runs that follow it
 RECENT = "updated in the last few minutes: left to its own event run"
 
 
@@ -57,6 +59,7 @@ class IssueResult:
     forced: bool = False
     error: str | None = None
     fatal: bool = False  # the error will repeat for every other issue (credentials, permission, budget)
+    out_of_budget: bool = False  # our own budget (API reserve, pacing, time) refused the call: nothing was sent
     left: str | None = None  # not triaged on purpose (left the queue, waiting for a person, ...): why
     requests: int = 0  # API requests this issue cost
 
@@ -178,6 +181,7 @@ class Triager:
                 raise
             result.error = str(exc)
             result.fatal = is_fatal_for_run(exc)
+            result.out_of_budget = _is_budget(exc)
         finally:
             result.requests = getattr(self.client, "request_count", 0) - before
         return result
@@ -243,7 +247,8 @@ class Triager:
     def _step0_may_stop(self, snapshot: IssueSnapshot) -> bool:
         labels = self.bundle.labels
         roles = {labels.role(l) for l in snapshot.labels}
-        return "module" in roles and "sub-oncall" in roles
+        routed = "sub-oncall" in roles or getattr(self.bundle.rubric, "unlabelled_route", None) is not None
+        return "module" in roles and routed
 
     def _with_history(self, snapshot: IssueSnapshot, number: int) -> IssueSnapshot:
         by_bots, dismissed = label_history(self.client.list_events(self.repo, number), self.bundle.labels.review)
@@ -259,53 +264,95 @@ class Triager:
         return (f'repo:{self.repo} is:issue is:open label:"{self.queue_label}" '
                 f'-label:"{labels.marker}" -label:"{labels.review}"')
 
+    def queue(self, query: str) -> Iterator[tuple[dict, int, int]]:
+        """The queue, oldest first, one search page at a time and only as far as the caller reads, paging by key:
+        each page asks for issues created at or after the last one seen. Numbered pages would shift under the
+        sweep, because every issue it labels drops out of the results (GitHub's index may apply that at once
+        or later). Yields (issue, GitHub's total for that page's query, the issue's index on the page)."""
+        seen: set[int] = set()
+        after: str | None = None
+        while True:
+            page, total = self.client.search_page(query + (f" created:>={after}" if after else ""),
+                                                  sort="created", order="asc")
+            fresh = [item for item in page if isinstance(item.get("number"), int) and item["number"] not in seen]
+            for index, item in enumerate(page):
+                if item in fresh:
+                    seen.add(item["number"])
+                    yield item, total, index
+            last = page[-1].get("created_at") if page else None
+            if len(page) < SEARCH_PAGE or not fresh or not isinstance(last, str) or last == after:
+                return
+            after = last
+
     def sweep(self, max_issues: int, *, seconds: float | None = None,
               on_result: Callable[[IssueResult], None] | None = None) -> SweepResult:
-        """Triage open queue issues without the marker, oldest first, up to `max_issues`. The search is read to the
-        end before any write, so labelling issues cannot shift its pages; each issue is re-read before planning
-        (search results lag). Issues updated in the last `recent_seconds` are left to their own event run. Stops
-        cleanly when the API budget, the time budget or the issue budget runs out, counting what it left."""
+        """Triage open queue issues without the marker and not waiting for a person, oldest first, up to
+        `max_issues`, reading the search a page at a time by key (see `queue`), so labelling issues never makes
+        it miss one, and it reads no page it will not use. Each issue is re-read before planning (search results
+        lag). Issues updated in the last `recent_seconds` are left to their own event run. Stops cleanly when the
+        API budget, the time budget or the issue budget runs out, and counts what it left for the next sweep."""
         from triage.http.errors import HTTPError
 
         query = self.sweep_query()
         result = SweepResult(query=query)
         started = self.clock()
-        try:
-            found = list(self.client.search_issues(query, limit=MAX_SWEEP, sort="created", order="asc"))
-        except HTTPError as exc:
-            result.results.append(IssueResult(number=None, error=f"search failed: {exc}", fatal=True))
-            result.stopped = "the search failed"
-            return result
-        result.found = len(found)
+        # Keep a reserve of the hourly API budget: when it is reached the client refuses (nothing sent), the
+        # issue is reported as failed-and-fatal and the sweep stops cleanly; the next sweep takes what is left.
+        if hasattr(self.client, "min_remaining"):
+            self.client.min_remaining = max(getattr(self.client, "min_remaining", 0), SWEEP_API_RESERVE)
         done = 0
-        for index, item in enumerate(found):
-            number = item.get("number")
-            if not isinstance(number, int):
-                continue
-            if done >= max_issues:
-                result.left = len(found) - index
-                result.stopped = f"max-issues ({max_issues}) reached"
-                break
-            if seconds is not None and self.clock() - started > seconds:
-                result.left = len(found) - index
-                result.stopped = f"the sweep's time budget ({seconds:g} s) ran out"
-                break
-            age = _updated_seconds_ago(item, self.clock())
-            if age is not None and age < self.recent_seconds:  # recent even in the search's copy: not even read
-                result.skipped[RECENT] = result.skipped.get(RECENT, 0) + 1
-                continue
-            issue_result = self.triage(number, leave_recent=True, recheck=True)
-            if issue_result.left and issue_result.error is None:
-                result.skipped[issue_result.left] = result.skipped.get(issue_result.left, 0) + 1
-                continue
-            done += 1
-            result.results.append(issue_result)
-            if on_result is not None:
-                on_result(issue_result)
-            if issue_result.fatal:
-                result.left = len(found) - index - 1
-                result.stopped = f"GitHub refused in a way that would fail every issue: {issue_result.error}"
-                break
+        found: int | None = None
+        left = 0
+        stop: str | None = None
+        try:
+            for item, total, index in self.queue(query):
+                found = total if found is None else found
+                left = total - index  # this issue and those after it, as GitHub counted them for this page
+                if done >= max_issues:
+                    stop = f"max-issues ({max_issues}) reached"
+                    break
+                if seconds is not None and self.clock() - started > seconds:
+                    stop = f"the sweep's time budget ({seconds:g} s) ran out"
+                    break
+                age = _updated_seconds_ago(item, self.clock())
+                if age is not None and age < self.recent_seconds:  # recent even in the search's copy: not read
+                    result.skipped[RECENT] = result.skipped.get(RECENT, 0) + 1
+                    continue
+                issue_result = self.triage(item["number"], leave_recent=True, recheck=True)
+                if issue_result.left and issue_result.error is None:
+                    result.skipped[issue_result.left] = result.skipped.get(issue_result.left, 0) + 1
+                    continue
+                if issue_result.error is None and issue_result.plan is not None \
+                        and issue_result.plan.outcome == "nothing_to_do" and not issue_result.labels_written:
+                    # The search's copy was stale (its index lags our writes): already processed, not counted.
+                    why = "already processed (the search index lags)"
+                    result.skipped[why] = result.skipped.get(why, 0) + 1
+                    continue
+                if issue_result.out_of_budget and not issue_result.applied.labels \
+                        and not issue_result.applied.comment_template:
+                    # The run's own budget said stop before this issue was written: a clean stop, not a failure;
+                    # the issue is left for the next sweep with the others.
+                    stop = f"the API budget ran out: {issue_result.error}"
+                    break
+                done += 1
+                result.results.append(issue_result)
+                if on_result is not None:
+                    on_result(issue_result)
+                if issue_result.fatal:
+                    stop = f"GitHub refused in a way that would fail every issue: {issue_result.error}"
+                    break
+        except HTTPError as exc:
+            if _is_budget(exc):
+                stop = f"the API budget ran out: {exc}"
+            else:
+                result.results.append(IssueResult(number=None, error=f"search failed: {exc}", fatal=True))
+                stop = "the search failed"
+        result.found = found or 0
+        if stop and not stop.startswith("GitHub refused"):  # includes the issue it stopped at
+            result.left = max(left, 0)
+        elif stop:
+            result.left = max(left - 1, 0)  # the failed issue itself is reported, not left
+        result.stopped = stop
         return result
 
 
@@ -315,6 +362,12 @@ class _nothing:
 
     def __exit__(self, *exc):
         return False
+
+
+def _is_budget(exc: BaseException) -> bool:
+    from triage.http.errors import BudgetExhausted
+
+    return isinstance(exc, BudgetExhausted)
 
 
 def _is_http_error(exc: BaseException) -> bool:

@@ -14,6 +14,8 @@ May import: the standard library and `re2` (google-re2) only.
 
 from __future__ import annotations
 
+import functools
+
 import re
 import warnings
 from dataclasses import dataclass, field
@@ -143,8 +145,10 @@ def _utf8(text: str | bytes) -> bytes:
     return text if isinstance(text, bytes) else text.encode("utf-8", "replace")
 
 
+@functools.lru_cache(maxsize=4096)
 def compile_pattern(source: str, *, case_sensitive: bool = True) -> Pattern:
-    """Compile with RE2 in multi-line mode; raises PatternError (one line) if RE2 refuses it."""
+    """Compile with RE2 in multi-line mode; raises PatternError (one line) if RE2 refuses it. Cached: validation
+    and loading compile the same rubric's patterns, and a run must not pay for that twice."""
     try:
         regex = re2.compile("(?m)" + source, _options(case_sensitive))
     except re2.error as exc:

@@ -3,7 +3,7 @@ accuracy figures against the labels people gave (`gold`), on the whole dataset a
 with `--key`, against a procedure answer key (`examples/answer-keys/`) joined by `id`, with the high-priority
 operating point (recall and false-flag rate over a range of thresholds).
 
-Exit status: 0 whatever the figures (measuring is not judging), 1 when a `--min-*` gate is set and not met,
+Exit status: 0 whatever the figures (measuring is not judging), 1 when a `--min-*` minimum is set and not met,
 2 on bad input (one line naming the file and line). The helpers here are shared with `ptd-triage replay`, which
 prints the same report for issues it rebuilt from a live repository.
 """
@@ -17,7 +17,7 @@ import time
 from typing import Any, Iterable, TextIO
 
 from triage.cli.common import CliError, add_config_options, add_planner_options, fail, planner_from_args
-from triage.config.bundle import ConfigError, load_bundle
+from triage.config.bundle import ConfigError
 from triage.evaluation.dataset import DatasetError, DatasetRow, check_routes, read_dataset
 from triage.cli.common import load_config
 from triage.config.bundle import routes_of
@@ -35,14 +35,13 @@ from triage.evaluation.evaluate import (
     key_misses,
     misses,
     scoring_from_bundle,
-    scoring_from_labels,
     split_halves,
     threshold_sweep,
 )
 from triage.planners import plan_issue
 
-# gate option -> (figure path, human name)
-GATES = {
+# minimum option -> (figure path, human name, flag)
+MINIMUMS = {
     "min_routing": (("routing", "accuracy"), "routing accuracy", "--min-routing"),
     "min_module_f1": (("modules", "micro", "f1"), "module F1", "--min-module-f1"),
 }
@@ -188,7 +187,7 @@ def report(
     out: TextIO | None = None,
     key: dict[str, KeyEntry] | None = None,
 ) -> int:
-    """Print figures (and misses) in the chosen format; return the exit status the gates give."""
+    """Print figures (and misses) in the chosen format; return the exit status the minimums give."""
     out = out or sys.stdout
     scoring = scoring_from_bundle(bundle)  # issue 9: routes and scored modules from the configuration
     figures = evaluate(cases, scoring)
@@ -225,7 +224,7 @@ def report(
         if args.errors:
             out.write(render_misses(found))
     out.flush()
-    return check_gates(figures, args)
+    return check_minimums(figures, args)
 
 
 DEFAULT_THRESHOLDS = (1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0)
@@ -233,8 +232,8 @@ DEFAULT_THRESHOLDS = (1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0)
 
 def rubric_threshold(bundle) -> float:
     """The operating point the rubric sets for step 5."""
-    gate = bundle.rubric.high_priority
-    return float(getattr(gate, "threshold", None) if hasattr(gate, "threshold") else gate.min_score)
+    high = bundle.rubric.high_priority
+    return float(getattr(high, "threshold", None) if hasattr(high, "threshold") else high.min_score)
 
 
 def _sweep_cell(pairs, threshold: float) -> dict[str, Any]:
@@ -242,9 +241,9 @@ def _sweep_cell(pairs, threshold: float) -> dict[str, Any]:
     return {k: row[k] for k in ("flagged", "recall", "false_flags", "false_flag_rate")}
 
 
-def check_gates(figures: dict[str, Any], args: argparse.Namespace) -> int:
+def check_minimums(figures: dict[str, Any], args: argparse.Namespace) -> int:
     failed = False
-    for option, (path, name, flag) in GATES.items():
+    for option, (path, name, flag) in MINIMUMS.items():
         threshold = getattr(args, option, None)
         if threshold is None:
             continue

@@ -2,7 +2,7 @@
 
 Rebuilds each human-triaged issue as it stood when the queue label was added (see triage/replay.py), plans it,
 and prints the same figures as `ptd-triage eval`. Token from GITHUB_TOKEN; API from --api-url or GITHUB_API_URL.
-Only reads from GitHub. Exit status: 0, or 1 when a gate is not met or GitHub fails, 2 on bad input.
+Only reads from GitHub. Exit status: 0, or 1 when a `--min-*` minimum is not met or GitHub fails, 2 on bad input.
 """
 
 from __future__ import annotations

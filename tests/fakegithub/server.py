@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from loopback import QuietServer
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -196,7 +197,7 @@ class FakeGitHub:
         self.violations: list[str] = []
         self.token = token
         self.bot_login = bot_login
-        self._httpd: ThreadingHTTPServer | None = None
+        self._httpd: QuietServer | None = None
         self._thread: threading.Thread | None = None
         self.url = ""
         self.add_user(bot_login, user_type="Bot")
@@ -206,7 +207,7 @@ class FakeGitHub:
 
     def start(self) -> FakeGitHub:
         handler = type("Handler", (_Handler,), {"app": self})
-        self._httpd = _QuietServer(("127.0.0.1", 0), handler)
+        self._httpd = QuietServer(("127.0.0.1", 0), handler)
         self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.02,),
                                         name="fakegithub", daemon=True)  # short poll: fast shutdown
@@ -754,15 +755,6 @@ def _search_matches(q: str, repo: str, issue: dict) -> bool:
         if ok == bool(negated):
             return False
     return True
-
-
-class _QuietServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request, client_address) -> None:
-        # A client that timed out (e.g. on an injected delay) hangs up before we answer: not an error here.
-        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
-            super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):

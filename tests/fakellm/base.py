@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import collections
 import json
-import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from loopback import QuietServer
 from typing import Any, ClassVar
 
 from .faults import Fault
@@ -78,7 +79,7 @@ class StandIn:
         self.responder = responder
         self.calls: list[LoggedCall] = []
         self.violations: list[str] = []
-        self._httpd: ThreadingHTTPServer | None = None
+        self._httpd: QuietServer | None = None
         self.port = 0
 
     # ---- lifecycle ---------------------------------------------------------------------------------------------
@@ -94,7 +95,7 @@ class StandIn:
 
     def start(self):
         handler = type("Handler", (_Handler,), {"app": self})
-        self._httpd = _QuietServer(("127.0.0.1", 0), handler)
+        self._httpd = QuietServer(("127.0.0.1", 0), handler)
         self.port = self._httpd.server_address[1]
         self._stopping.clear()
         threading.Thread(target=self._httpd.serve_forever, args=(0.02,), name=f"fakellm-{self.provider}",
@@ -263,15 +264,6 @@ class StandIn:
     def sleep(self, seconds: float) -> None:
         """Wait `seconds`, or less when the stand-in stops."""
         self._stopping.wait(seconds)
-
-
-class _QuietServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request, client_address) -> None:
-        # A client that timed out (e.g. on a slow fault) hangs up before we answer: not an error here.
-        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
-            super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):

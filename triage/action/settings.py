@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from triage.github.names import resolve_api_url, resolve_token, validate_repo
+from triage.github.names import resolve_api_url, resolve_max_backoff, resolve_token, validate_repo
 
 MAX_SWEEP = 1000  # the search API returns at most 1000 results
 DEFAULT_BOT_LOGIN = "github-actions[bot]"  # the account GITHUB_TOKEN writes as
@@ -112,17 +112,10 @@ def check_repo(repo: str, *, source: str = "GITHUB_REPOSITORY") -> str:
 
 
 def max_backoff_from(environ: Mapping[str, str]) -> float | None:
-    """PTD_TRIAGE_MAX_BACKOFF caps every retry sleep (seconds): tests use it; so can a run that must not wait."""
-    value = environ.get("PTD_TRIAGE_MAX_BACKOFF", "").strip()
-    if not value:
-        return None
     try:
-        cap = float(value)
-    except ValueError:
-        cap = -1.0
-    if cap < 0:
-        raise ActionError(f"PTD_TRIAGE_MAX_BACKOFF must be a number of seconds, got {value!r}")
-    return cap
+        return resolve_max_backoff(environ)
+    except ValueError as exc:
+        raise ActionError(str(exc)) from None
 
 
 def settings_from_environ(environ: Mapping[str, str]) -> Settings:

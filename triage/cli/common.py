@@ -13,7 +13,7 @@ import os
 import sys
 from pathlib import Path
 
-from triage.github.names import resolve_api_url, resolve_token, validate_repo
+from triage.github.names import resolve_api_url, resolve_max_backoff, resolve_token, validate_repo
 
 
 def fail(message: str, status: int = 2) -> int:
@@ -128,7 +128,18 @@ def github_client(args: argparse.Namespace, *, write: bool):
         raise CliError(f"GITHUB_TOKEN is not set: this command needs a token that can {need} the repository's issues")
     from triage.github.client import GitHubClient
 
-    return GitHubClient(token, api_url(args))
+    return GitHubClient(token, api_url(args), sleep=capped_sleep(os.environ))
+
+
+def capped_sleep(environ):
+    """time.sleep, capped at PTD_TRIAGE_MAX_BACKOFF seconds per wait when that is set (tests; impatient runs)."""
+    import time
+
+    try:
+        cap = resolve_max_backoff(environ)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    return time.sleep if cap is None else (lambda seconds: time.sleep(min(seconds, cap)))
 
 
 def run_command(func, args: argparse.Namespace) -> int:

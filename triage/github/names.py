@@ -39,3 +39,18 @@ def resolve_api_url(explicit: str | None, environ: Mapping[str, str]) -> str:
 def resolve_token(explicit: str | None, environ: Mapping[str, str]) -> str:
     """The one place the token is found: an explicit value (the Action's input), else $GITHUB_TOKEN; "" if none."""
     return (explicit or "").strip() or environ.get("GITHUB_TOKEN", "").strip()
+
+
+def resolve_max_backoff(environ: Mapping[str, str]) -> float | None:
+    """PTD_TRIAGE_MAX_BACKOFF caps every retry sleep (seconds): tests use it; so can a run that must not wait.
+    None when unset; ValueError (one line) when it is not a number of seconds."""
+    value = environ.get("PTD_TRIAGE_MAX_BACKOFF", "").strip()
+    if not value:
+        return None
+    try:
+        cap = float(value)
+    except ValueError:
+        cap = -1.0
+    if cap < 0:
+        raise ValueError(f"PTD_TRIAGE_MAX_BACKOFF must be a number of seconds, got {value!r}")
+    return cap

@@ -224,7 +224,8 @@ class Triager:
         plan = self._plan(snapshot, force=force)
         if plan.outcome == "high_priority" and not snapshot.history_read:
             snapshot = self._with_history(snapshot, number)  # was an earlier flag dismissed by a person?
-            plan = self._plan(snapshot, force=force)
+            if snapshot.review_dismissed:  # rare: plan again, so step 5 does not raise the flag a second time
+                plan = self._plan(snapshot, force=force)
         writes = planned_writes(plan, labels.names)
         if recheck and not self.dry_run and any(isinstance(w, PostComment) for w in writes):
             # A run that cannot share the concurrency group (the sweep) reads the comments again just

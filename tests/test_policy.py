@@ -147,3 +147,15 @@ def test_high_priority_is_dropped_even_if_a_fork_allowlists_it(tmp_path):
     issue = snap("FSDP segfault", "text")
     plan = enforce(Plan(issue=issue.number, add_labels=(PAR, HIGH), outcome="high_priority"), issue, forked)
     assert HIGH not in plan.add_labels and plan.add_labels == (PAR, REVIEW)
+
+
+def test_a_module_of_another_route_is_not_added():
+    plan = run([PAR, "module: fsdp", "module: nccl"])  # nccl is an infra module; the issue is routed parallelisms
+    assert "module: nccl" not in plan.add_labels and "module: fsdp" in plan.add_labels
+    assert any("belongs to route infra" in r and "routed parallelisms" in r for r in plan.reasons)
+
+
+def test_no_module_is_classified_when_the_policy_refused_to_route():
+    plan = run([PAR, INFRA, "module: fsdp"])  # two sub-oncalls refused: nobody has routed it
+    assert not any(l.startswith("module: ") for l in plan.add_labels)
+    assert REVIEW in plan.add_labels and plan.outcome == "needs_review"

@@ -11,6 +11,7 @@ The rules (the seed's constraints, plus the semantic rules PyTorch's own apply s
 - a plan can only add: there is no way to express removing, closing or assigning;
 - an existing sub-oncall is kept (a proposed one beside it is dropped); with none on the issue, more than one
   proposed is refused ("refuse to guess") and the issue goes to review;
+- a module label is added only with a route, and only the route's own (or one the allowlist gives every route);
 - a classification (a route whose team needs modules) with no module label goes to review;
 - the high-priority flow adds review and never the marker; every other flow that writes anything adds the
   marker (the procedure's "add the marker whenever the bot has processed the issue");
@@ -89,7 +90,17 @@ def enforce(proposal: Plan, snapshot: IssueSnapshot, bundle: Bundle, *,
         # without one is on that route. A refused pair of sub-oncalls is not: a human routes it.
         route = rubric.unlabelled_route
 
-    # 3. Modules belong to a route: not without a sub-oncall, and only the route's own after routing.
+    # 3. Modules belong to a route: none is added without a route, and only the route's own (or a module that
+    #    fits every route, `route: null` in the allowlist) after routing.
+    for name in [l for l in wanted if labels.role(l) == "module"]:
+        home = labels.route(name)
+        if route is None:
+            notes.append(f"policy: dropped '{name}': no route for the issue, so no module is classified")
+        elif home is not None and home != route:
+            notes.append(f"policy: dropped '{name}': it belongs to route {home}, and the issue is routed {route}")
+        else:
+            continue
+        wanted.remove(name)
     modules_after = [l for l in (*snapshot.labels, *wanted) if labels.role(l) == "module"]
     new_modules = [l for l in wanted if labels.role(l) == "module"]
     if claim == NOT_DISTRIBUTED:

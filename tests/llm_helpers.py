@@ -58,3 +58,17 @@ def policy_violations(plan, snapshot, bundle) -> list[str]:
         if getattr(write, "issue", snapshot.number) not in (None, snapshot.number):
             problems.append(f"a write to another issue: {write}")
     return problems
+
+
+def good_answer(bundle=None, **overrides):
+    """A valid model answer for an FSDP2 bug with a reproduction (the bundle is not needed; kept for callers)."""
+    answer = {
+        "not_distributed": {"decision": "distributed", "reason": "uses FSDP2", "quote": "fully_shard"},
+        "route": {"decision": "parallelisms", "reason": "FSDP is parallelisms", "quote": "FSDP2"},
+        "modules": {"decision": "high", "labels": ["module: fsdp"], "reason": "fully_shard", "quote": "fully_shard"},
+        "type": {"decision": "none", "performance": False, "reason": "a bug", "quote": ""},
+        "high_priority": {"decision": "no_flag", "reason": "one user", "quote": ""},
+        "reproduction": {"decision": "has_reproduction", "reason": "script given", "quote": "loss.backward()"},
+    }
+    answer.update(overrides)
+    return answer

@@ -497,16 +497,6 @@ def test_update_label_sets_colour_and_description_never_the_name(stand_in):
         client.update_label(REPO, "module: c10d", "red", "")
 
 
-def test_list_labels_page(stand_in):
-    for n in range(130):
-        stand_in.add_label(REPO, f"l{n:03}")
-    client = on_stand_in(stand_in)
-    first, next_page = client.list_labels_page(REPO)
-    second, last = client.list_labels_page(REPO, next_page)
-    assert (len(first), next_page, len(second), last) == (100, 2, 30, None)
-    assert {label["name"] for label in first + second} == {f"l{n:03}" for n in range(130)}
-
-
 def test_search_passes_sort_and_order_oldest_first_by_default(stand_in):
     seed(stand_in, 5)
     client = on_stand_in(stand_in)

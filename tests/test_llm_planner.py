@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from fakellm import Fault
-from llm_helpers import client_for, issue, policy_violations
+from llm_helpers import client_for, good_answer, issue, policy_violations
 
 from triage.config.bundle import load_bundle
 from triage.llm.client import LLMClient, LLMConfig
@@ -24,19 +24,6 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="module")
 def bundle():
     return load_bundle()
-
-
-def good_answer(bundle, **overrides):
-    answer = {
-        "not_distributed": {"decision": "distributed", "reason": "uses FSDP2", "quote": "fully_shard"},
-        "route": {"decision": "parallelisms", "reason": "FSDP is parallelisms", "quote": "FSDP2"},
-        "modules": {"decision": "high", "labels": ["module: fsdp"], "reason": "fully_shard", "quote": "fully_shard"},
-        "type": {"decision": "none", "performance": False, "reason": "a bug", "quote": ""},
-        "high_priority": {"decision": "no_flag", "reason": "one user", "quote": ""},
-        "reproduction": {"decision": "has_reproduction", "reason": "script given", "quote": "loss.backward()"},
-    }
-    answer.update(overrides)
-    return answer
 
 
 def test_schema_enums_follow_the_configuration(bundle):

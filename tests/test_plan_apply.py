@@ -10,6 +10,7 @@ import yaml
 
 import actionrun
 from actionrun import FSDP_WITH_REPRO, QUEUE, issues_payload, run_action, seed_issue
+from llm_helpers import good_answer
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOW = ROOT / "examples" / "workflows" / "ptd-triage-llm-plan-apply.yml"
@@ -48,14 +49,7 @@ def test_plan_then_apply_end_to_end(fake_github, fake_openai, tmp_path, entry):
     from triage.config.bundle import load_bundle
 
     seed_issue(fake_github, 12, FSDP_WITH_REPRO)
-    fake_openai.script({
-        "not_distributed": {"decision": "distributed", "reason": "FSDP2", "quote": "fully_shard"},
-        "route": {"decision": "parallelisms", "reason": "FSDP", "quote": "fully_shard"},
-        "modules": {"decision": "high", "labels": ["module: fsdp"], "reason": "fully_shard", "quote": "fully_shard"},
-        "type": {"decision": "none", "performance": False, "reason": "bug", "quote": ""},
-        "high_priority": {"decision": "no_flag", "reason": "", "quote": ""},
-        "reproduction": {"decision": "has_reproduction", "reason": "repro", "quote": "Repro"},
-    })
+    fake_openai.script(good_answer())
     plans_file = tmp_path / "plans.json"
     payload = issues_payload(fake_github, 12, "labeled", label=QUEUE)
     planned = run_action(fake_github, tmp_path, "issues", payload, inputs={

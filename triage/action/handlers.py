@@ -258,7 +258,7 @@ def on_workflow_dispatch(run: Run) -> Result:
 
 
 def _sweep(run: Run) -> Result:
-    from triage.action.report import line_for
+    from triage.service.summary import line_for
 
     s = run.settings
     sweep = run.triager.sweep(s.max_issues, seconds=s.sweep_seconds,

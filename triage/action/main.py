@@ -12,8 +12,9 @@ import os
 from typing import Mapping
 
 from triage.action.handlers import Result, Run, router
-from triage.action.report import (Reporter, error_outputs, ignored_outputs, issue_outputs, line_for,
-                                  summary_markdown, sweep_outputs)
+from triage.action.report import (Reporter, error_outputs, ignored_outputs, issue_outputs, summary_markdown,
+                                  sweep_outputs)
+from triage.service.summary import line_for
 from triage.action.settings import ActionError, read_payload, settings_from_environ
 
 

@@ -16,7 +16,6 @@ import re
 import sys
 from typing import Any, Mapping
 
-from triage.service.summary import line_for  # noqa: F401 - re-exported for the handlers
 from triage.action.workflow_commands import issue_command, prepare_key_value_message
 
 OUTPUT_NAMES = ("outcome", "labels-added", "sub-oncall", "modules", "plan", "triaged", "flagged", "failed", "left")

@@ -4,7 +4,7 @@ Inputs arrive as INPUT_<NAME> variables (the composite action.yml passes them ex
 run needs (repository, API URL, event, run attempt) comes from the runner's GITHUB_* variables. Bad values
 raise `ActionError`: one line, nothing written.
 
-May import: the standard library, `triage.github.names`.
+May import: the standard library, `triage.github.names`, `triage.service.limits`.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from triage.github.names import resolve_api_url, resolve_max_backoff, resolve_token, validate_repo
+from triage.service.limits import MAX_SWEEP
 
-MAX_SWEEP = 1000  # the search API returns at most 1000 results
 DEFAULT_BOT_LOGIN = "github-actions[bot]"  # the account GITHUB_TOKEN writes as
 
 
@@ -87,7 +87,6 @@ class Settings:
     issue_number: int | None = None
     force: bool = False  # workflow_dispatch: triage issue-number even if it is not in the queue / already marked
     bot_login: str = DEFAULT_BOT_LOGIN
-    run_attempt: int = 1  # >1 on "Re-run jobs"
     max_backoff: float | None = None  # cap on each retry sleep (PTD_TRIAGE_MAX_BACKOFF), for tests and impatient runs
     issue_seconds: float = 120.0  # wall-time budget per issue, retries included
     sweep_seconds: float | None = None  # wall-time budget for a whole sweep
@@ -129,7 +128,6 @@ def settings_from_environ(environ: Mapping[str, str]) -> Settings:
     queue = get_input(environ, "queue-label")
     if '"' in queue:
         raise ActionError("input queue-label must not contain a double quote")
-    attempt = environ.get("GITHUB_RUN_ATTEMPT", "1").strip()
     return Settings(
         repo=check_repo(environ.get("GITHUB_REPOSITORY", "").strip()),
         token=token,
@@ -145,7 +143,6 @@ def settings_from_environ(environ: Mapping[str, str]) -> Settings:
         issue_number=parse_count("issue-number", get_input(environ, "issue-number"), default=None),
         force=parse_bool("force", get_input(environ, "force")),
         bot_login=get_input(environ, "bot-login") or DEFAULT_BOT_LOGIN,
-        run_attempt=int(attempt) if attempt.isdigit() else 1,
         max_backoff=max_backoff_from(environ),
         issue_seconds=parse_seconds("input issue-timeout", get_input(environ, "issue-timeout"), default=120.0),
         sweep_seconds=parse_seconds("input sweep-timeout", get_input(environ, "sweep-timeout"), default=None),

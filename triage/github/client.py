@@ -279,15 +279,6 @@ class GitHubClient:
     def list_repo_labels(self, repo: str) -> list[dict]:
         return list(self._paginate(self._repo_path(repo, "/labels")))
 
-    def list_labels_page(self, repo: str, page: int = 1) -> tuple[list[dict], int | None]:
-        """One page (100) of the repository's labels and the number of the next page (None on the last), for
-        callers that report progress or stop early."""
-        if not isinstance(page, int) or page < 1:
-            raise ValueError(f"page must be a positive integer, not {page!r}")
-        response = self._request("GET", self._repo_path(repo, "/labels"), params={"per_page": PER_PAGE,
-                                                                                 "page": page})
-        return response.json(), (page + 1 if next_page(response.headers) else None)
-
     def get_permission(self, repo: str, username: str) -> dict:
         """The collaborator-permission response: `permission` (admin/write/read/none) and `role_name`."""
         return self._json("GET", self._repo_path(repo, f"/collaborators/{quote(username, safe='')}/permission"))

@@ -39,10 +39,9 @@ from triage.github.names import is_bot_account
 from triage.planners import plan_issue
 from triage.planners.base import Planner
 from triage.service.apply import Applied, apply_writes
+from triage.service.limits import SWEEP_API_RESERVE
 
-MAX_SWEEP = 1000  # the search API returns at most 1000 results
 SEARCH_PAGE = 100  # results per search page (GitHub's maximum)
-SWEEP_API_RESERVE = 50  # requests a sweep leaves unused in the hourly budget, for the event runs that follow it
 RECENT = "updated in the last few minutes: left to its own event run"
 
 

@@ -14,9 +14,9 @@ import sys
 
 from triage.cli.common import (CliError, add_config_options, add_github_options, add_planner_options, github_client,
                                load_config, planner_from_args, positive_seconds, run_command)
+from triage.service.limits import MAX_SWEEP
 
 DEFAULT_MAX_ISSUES = 50
-MAX_SWEEP = 1000
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     from triage.service.triager import Triager
 
     if args.max_issues > MAX_SWEEP:
-        raise CliError(f"--max-issues must be at most {MAX_SWEEP} (the search API's limit)")
+        raise CliError(f"--max-issues must be at most {MAX_SWEEP}")
     bundle = load_config(args)
     client = github_client(args, write=not args.dry_run)
     triager = Triager(client, bundle, repo=args.repo, queue_label=args.queue_label or None,

@@ -72,18 +72,20 @@ def test_openai_request_shape():
 
 
 def test_anthropic_request_shapes():
-    tool = anthropic_messages.build_request(model="claude-x", system=SYSTEM, user=USER, schema=SCHEMA,
-                                            schema_name="plan", max_tokens=100, api_key="sk-ant-secret")
-    assert tool.url == "https://api.anthropic.com/v1/messages"
-    assert tool.headers["x-api-key"] == "sk-ant-secret" and tool.headers["anthropic-version"] == "2023-06-01"
-    body = tool.json()
-    assert body["tools"][0]["input_schema"] == SCHEMA and body["tool_choice"] == {"type": "tool", "name": "plan"}
-    assert body["system"] == SYSTEM and body["messages"] == [{"role": "user", "content": USER}]
     as_json = anthropic_messages.build_request(model="claude-x", system=SYSTEM, user=USER, schema=SCHEMA,
-                                               schema_name="plan", max_tokens=100, api_key="k", mode="json")
-    assert as_json.json()["output_config"] == {"format": {"type": "json_schema", "schema": SCHEMA}}
-    assert "tools" not in as_json.json()
-    assert "sk-ant-secret" not in repr(tool)
+                                               schema_name="plan", max_tokens=100, api_key="sk-ant-secret")
+    assert as_json.url == "https://api.anthropic.com/v1/messages"
+    assert as_json.headers["x-api-key"] == "sk-ant-secret"
+    assert as_json.headers["anthropic-version"] == anthropic_messages.API_VERSION == "2026-10-21"
+    body = as_json.json()  # the default: structured output, no tool forced
+    assert body["output_config"] == {"format": {"type": "json_schema", "schema": SCHEMA}}
+    assert "tools" not in body and "tool_choice" not in body
+    assert body["system"] == SYSTEM and body["messages"] == [{"role": "user", "content": USER}]
+    tool = anthropic_messages.build_request(model="claude-x", system=SYSTEM, user=USER, schema=SCHEMA,
+                                            schema_name="plan", max_tokens=100, api_key="k", mode="tool")
+    assert tool.json()["tools"][0]["input_schema"] == SCHEMA
+    assert tool.json()["tool_choice"] == {"type": "tool", "name": "plan"} and "output_config" not in tool.json()
+    assert "sk-ant-secret" not in repr(as_json)
 
 
 def test_bedrock_request_is_signed_deterministically_for_a_fixed_time():
@@ -101,10 +103,13 @@ def test_bedrock_request_is_signed_deterministically_for_a_fixed_time():
     assert first.headers["X-Amz-Security-Token"] == "session-token"
     other = bedrock_converse.build_request(**dict(kwargs, user="something else"))
     assert other.headers["Authorization"] != auth  # the signature covers the body
-    body = first.json()
-    assert body["toolConfig"]["toolChoice"] == {"tool": {"name": "plan"}}
-    assert body["toolConfig"]["tools"][0]["toolSpec"]["inputSchema"] == {"json": SCHEMA}
-    assert body["inferenceConfig"] == {"maxTokens": 100}
+    body = first.json()  # the default: structured output (outputConfig), no tool forced
+    fmt = body["outputConfig"]["textFormat"]
+    assert fmt["type"] == "json_schema" and json.loads(fmt["structure"]["jsonSchema"]["schema"]) == SCHEMA
+    assert "toolConfig" not in body and body["inferenceConfig"] == {"maxTokens": 100}
+    tool = bedrock_converse.build_request(**kwargs, mode="tool").json()
+    assert tool["toolConfig"]["toolChoice"] == {"tool": {"name": "plan"}} and "outputConfig" not in tool
+    assert tool["toolConfig"]["tools"][0]["toolSpec"]["inputSchema"] == {"json": SCHEMA}
     assert "very/secret" not in repr(first) + repr(creds) and "session-token" not in repr(first) + repr(creds)
 
 
@@ -156,7 +161,7 @@ def test_each_providers_request_is_accepted_and_its_reply_parsed(fake_llm):
 
 def test_anthropic_json_mode_is_accepted_and_parsed(fake_anthropic):
     fake_anthropic.script(PLAN)
-    status, headers, body = send(build(fake_anthropic, mode="json"))
+    status, headers, body = send(build(fake_anthropic, mode="json_schema"))
     assert anthropic_messages.parse_response(status, headers, body).plan == PLAN
     assert fake_anthropic.calls[0].prompt.mode == "output_config"
 

@@ -1,6 +1,6 @@
 """An Anthropic Messages stand-in: `POST {url}/v1/messages` with `url` like http://127.0.0.1:PORT.
 
-Checks `x-api-key` (401 authentication_error) and `anthropic-version: 2023-06-01` (400), validates each request
+Checks `x-api-key` (401 authentication_error) and `anthropic-version` (one of the contract's, else 400), validates each request
 against the documented shapes (tests/contract/llm/anthropic-messages.schema.json; 400 invalid_request_error), and
 answers structured output both ways: a forced tool (`tool_choice: {type: tool, name}` -> a `tool_use` block whose
 `input` is the plan) or `output_config.format` json_schema (-> a `text` block). Every response is validated.
@@ -17,7 +17,8 @@ from .faults import Fault, cut_text, half_plan
 from .plans import Prompt
 
 DEFAULT_KEY = "sk-ant-fakellm-test-key-0123456789"
-VERSION = "2023-06-01"
+VERSIONS = tuple(contract.document("anthropic")["operation"]["headers"]["anthropic-version"]["enum"])
+VERSION = VERSIONS[-1]  # the newest: what the SDK sends
 ERROR_TYPES = {int(k): v for k, v in contract.document("anthropic")["operation"]["errorTypes"].items()}
 
 
@@ -40,7 +41,7 @@ class FakeAnthropic(StandIn):
         version = headers.get("anthropic-version")
         if not version:
             raise ApiError(400, "anthropic-version: header is required")
-        if version != VERSION:
+        if version not in VERSIONS:
             raise ApiError(400, f"anthropic-version: invalid version {version!r}")
 
     def request_problems(self, body, params, headers) -> list[str]:
@@ -145,6 +146,9 @@ class FakeAnthropic(StandIn):
             return self._message(prompt, body, blocks, "max_tokens")
         if fault.kind == "raw_output":
             return self._message(prompt, body, [{"type": "text", "text": fault.text}], "end_turn")
+        if fault.kind == "stopped":  # e.g. pause_turn or model_context_window_exceeded, with what was said so far
+            return self._message(prompt, body, [{"type": "text", "text": fault.text}] if fault.text else [],
+                                 fault.stop_reason)
         raise ValueError(f"unknown fault kind {fault.kind!r}")
 
     def response_problems(self, answer: Answer) -> list[str]:

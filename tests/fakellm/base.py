@@ -33,6 +33,7 @@ class Answer:
     input_tokens: int = 0
     output_tokens: int = 0
     delay: float = 0.0
+    drip: float = 0.0
     check_contract: bool = True
 
 
@@ -236,11 +237,13 @@ class StandIn:
             call.fault = item.kind
             answer = self.render_fault(prompt, body, item, params)
             answer.delay = max(answer.delay, item.delay)
+            answer.drip = item.drip
             answer.check_contract = answer.check_contract and not item.off_contract
             return answer
         delay = 0.0
-        if isinstance(item, Fault):  # slow: a good answer, late
-            call.fault, delay, item = item.kind, item.delay, item.plan
+        drip = 0.0
+        if isinstance(item, Fault):  # slow: a good answer, late (or dripping)
+            call.fault, delay, drip, item = item.kind, item.delay, item.drip, item.plan
         plan = item if item is not None else self.planned(prompt, body)
         if not isinstance(plan, dict):
             raise TypeError(f"a responder must return a plan dict, got {type(plan).__name__}")
@@ -254,7 +257,7 @@ class StandIn:
                         f"guarantees ({'; '.join(wrong[:2])}); script Fault.schema_invalid(plan) to send one on "
                         "purpose")
         answer = self.render_plan(prompt, body, plan, params)
-        answer.delay = delay
+        answer.delay, answer.drip = delay, drip
         return answer
 
     def planned(self, prompt: Prompt, body: dict) -> dict:
@@ -285,7 +288,18 @@ class _Handler(BaseHTTPRequestHandler):
         for name, value in answer.headers.items():
             self.send_header(name, value)
         self.end_headers()
-        self.wfile.write(payload)
+        if not answer.drip:
+            self.wfile.write(payload)
+            return
+        for i in range(len(payload)):  # one byte at a time: every read of the client sees data
+            if self.app._stopping.is_set():
+                return
+            try:
+                self.wfile.write(payload[i:i + 1])
+                self.wfile.flush()
+            except OSError:
+                return  # the client gave up: what a total deadline is for
+            self.app.sleep(answer.drip)
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
 

@@ -75,6 +75,14 @@ class FakeBedrock(StandIn):
         chosen = (config.get("toolChoice") or {}).get("tool", {}).get("name")
         if chosen is not None and chosen not in names:
             return [f"The tool {chosen} in toolChoice is not among the tools in toolConfig."]
+        fmt = (body.get("outputConfig") or {}).get("textFormat")
+        if fmt:
+            try:
+                schema = json.loads(fmt["structure"]["jsonSchema"]["schema"])
+            except ValueError:
+                return ["outputConfig.textFormat.structure.jsonSchema.schema is not valid JSON"]
+            if not isinstance(schema, dict):
+                return ["outputConfig.textFormat.structure.jsonSchema.schema must be a JSON object"]
         if body["messages"][-1]["role"] != "user":
             return ["A conversation must end with a user message."]
         return []
@@ -96,6 +104,10 @@ class FakeBedrock(StandIn):
         system = "\n".join(b["text"] for b in body.get("system", []) if "text" in b)
         user = "\n".join(b["text"] for m in body["messages"] if m["role"] == "user" for b in m["content"]
                          if "text" in b)
+        fmt = (body.get("outputConfig") or {}).get("textFormat")
+        if fmt:
+            spec = fmt["structure"]["jsonSchema"]
+            return Prompt(system, user, json.loads(spec["schema"]), spec.get("name"), "json_schema")
         config = body.get("toolConfig") or {}
         chosen = (config.get("toolChoice") or {}).get("tool", {}).get("name")
         for tool in config.get("tools", []):
@@ -105,6 +117,9 @@ class FakeBedrock(StandIn):
         return Prompt(system, user, None, None, "none")
 
     # ---- rendering ---------------------------------------------------------------------------------------------
+
+    def schema_guaranteed(self, prompt: Prompt) -> bool:
+        return prompt.mode == "json_schema"  # structured output: the text matches the schema
 
     def _converse(self, prompt: Prompt, content: list[dict], stop_reason: str) -> Answer:
         n = self._next_id()
@@ -160,6 +175,8 @@ class FakeBedrock(StandIn):
             return self._converse(prompt, blocks, "max_tokens")
         if fault.kind == "raw_output":
             return self._converse(prompt, [{"text": fault.text}], "end_turn")
+        if fault.kind == "stopped":
+            return self._converse(prompt, [{"text": fault.text or " "}], fault.stop_reason)
         raise ValueError(f"unknown fault kind {fault.kind!r}")
 
     def response_problems(self, answer: Answer) -> list[str]:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 KINDS = ("rate_limited", "quota_exhausted", "server_error", "slow", "malformed_json", "schema_invalid", "refusal",
-         "truncated", "raw_output", "error", "raw")
+         "truncated", "raw_output", "error", "raw", "stopped")
 # A plan that matches no plan schema a caller would send: an unknown key, nothing required.
 INVALID_PLAN: dict[str, Any] = {"unexpected": "this key is not in the requested schema"}
 
@@ -29,11 +29,24 @@ class Fault:
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    drip: float = 0.0  # seconds between the bytes of the body (0: sent at once)
+    stop_reason: str | None = None
     off_contract: bool = False  # the answer breaks the provider's contract on purpose: do not record a violation
 
     def after(self, seconds: float) -> Fault:
         """The same fault, answered only after `seconds`."""
         return replace(self, delay=seconds)
+
+    def dripping(self, seconds_per_byte: float) -> Fault:
+        """The same answer, its body sent one byte every `seconds_per_byte` (each read sees data: only a total
+        deadline cuts it)."""
+        return replace(self, drip=seconds_per_byte)
+
+    @classmethod
+    def stopped(cls, reason: str, text: str | None = None) -> Fault:
+        """A 200 whose stop reason is `reason` (Anthropic `pause_turn` / `model_context_window_exceeded`, Bedrock
+        `model_context_window_exceeded`, OpenAI `tool_calls` with content null), with `text` said so far."""
+        return cls("stopped", 200, text=text, stop_reason=reason)
 
     @classmethod
     def rate_limited(cls, retry_after: int | float | str | None = None) -> Fault:

@@ -96,7 +96,7 @@ class FakeOpenAI(StandIn):
     # ---- rendering ---------------------------------------------------------------------------------------------
 
     def _completion(self, prompt: Prompt, body: dict, *, content: str | None, refusal: str | None = None,
-                    finish_reason: str = "stop") -> Answer:
+                    finish_reason: str = "stop", tool_calls: list | None = None) -> Answer:
         n = self._next_id()
         input_tokens = estimate_tokens(prompt.system + prompt.user + json.dumps(prompt.schema or {}))
         output_tokens = estimate_tokens(content or refusal or "")
@@ -106,7 +106,8 @@ class FakeOpenAI(StandIn):
             "created": _CREATED + n,
             "model": self.model_name or body["model"],
             "choices": [{"index": 0, "message": {"role": "assistant", "content": content, "refusal": refusal,
-                                                 "annotations": []},
+                                                 "annotations": [],
+                                                 **({"tool_calls": tool_calls} if tool_calls else {})},
                          "logprobs": None, "finish_reason": finish_reason}],
             "usage": {"prompt_tokens": input_tokens, "completion_tokens": output_tokens,
                       "total_tokens": input_tokens + output_tokens,
@@ -155,6 +156,11 @@ class FakeOpenAI(StandIn):
             return self._completion(prompt, body, content=cut_text(json.dumps(plan)), finish_reason="length")
         if fault.kind == "raw_output":
             return self._completion(prompt, body, content=fault.text)
+        if fault.kind == "stopped":  # tool_calls: content null and a call of a tool nobody offered
+            calls = [{"id": "call_fakellm", "type": "function",
+                      "function": {"name": "lookup", "arguments": fault.text or "{}"}}]
+            return self._completion(prompt, body, content=None, finish_reason=fault.stop_reason,
+                                    tool_calls=calls if fault.stop_reason == "tool_calls" else None)
         raise ValueError(f"unknown fault kind {fault.kind!r}")
 
     def response_problems(self, answer: Answer) -> list[str]:

@@ -19,8 +19,10 @@ May import: the standard library, `triage.http` (the shared retry loop, in the c
 from __future__ import annotations
 
 from .common import Reply, Request
-from .errors import (LLMAuthError, LLMBadRequest, LLMConfigError, LLMError, LLMInvalidReply, LLMQuotaExceeded,
-                     LLMRateLimited, LLMRefused, LLMTransient, LLMTruncated)
+from .errors import (LLMAuthError, LLMBadRequest, LLMConfigError, LLMContextExceeded, LLMError, LLMInvalidReply,
+                     LLMNoAnswer, LLMOversized, LLMQuotaExceeded, LLMRateLimited, LLMRefused, LLMTransient,
+                     LLMTruncated)
 
-__all__ = ["LLMAuthError", "LLMBadRequest", "LLMConfigError", "LLMError", "LLMInvalidReply", "LLMQuotaExceeded",
-           "LLMRateLimited", "LLMRefused", "LLMTransient", "LLMTruncated", "Reply", "Request"]
+__all__ = ["LLMAuthError", "LLMBadRequest", "LLMConfigError", "LLMContextExceeded", "LLMError", "LLMInvalidReply",
+           "LLMNoAnswer", "LLMOversized", "LLMQuotaExceeded", "LLMRateLimited", "LLMRefused", "LLMTransient",
+           "LLMTruncated", "Reply", "Request"]

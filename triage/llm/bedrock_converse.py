@@ -1,7 +1,10 @@
-"""Amazon Bedrock Converse with a forced tool, sans I/O: `build_request` (SigV4-signed) and `parse_response`.
+"""Amazon Bedrock Converse with structured output, sans I/O: `build_request` (SigV4-signed) and `parse_response`.
 
-The plan is the `input` of the forced tool (`toolConfig.tools[].toolSpec.inputSchema.json`,
-`toolChoice: {"tool": {"name": ...}}`), read from `output.message.content[].toolUse.input`.
+Two forms, both in botocore's current `bedrock-runtime` service model (2023-09-30, botocore 1.44):
+`mode="json_schema"` (the default) sends `outputConfig.textFormat` (`type: json_schema`, `structure.jsonSchema`
+with the schema as a JSON string): the answer is the text block; `mode="tool"` (for a model that does not support
+structured output) forces a tool (`toolConfig.tools[].toolSpec.inputSchema.json`, `toolChoice: {"tool": ...}`):
+the answer is `output.message.content[].toolUse.input`.
 Signing uses botocore's `SigV4Auth` + `AWSRequest` (the optional extra `ptd-triage[bedrock]`), imported inside
 `sign()` only, so importing this module needs nothing but the standard library and `triage.llm.common/errors`.
 Credentials come from the caller (`credentials_from_env(os.environ)` reads what
@@ -18,8 +21,9 @@ from urllib.parse import quote
 
 from .common import (Headers, reply_object, Reply, Request, as_count, check_common, check_name, encode_json,
                      error_for_status, header, plan_from_text, retry_after)
-from .errors import (LLMAuthError, LLMBadRequest, LLMConfigError, LLMError, LLMInvalidReply, LLMQuotaExceeded,
-                     LLMRateLimited, LLMRefused, LLMTransient, LLMTruncated)
+from .common import output_mode
+from .errors import (LLMAuthError, LLMBadRequest, LLMConfigError, LLMContextExceeded, LLMError, LLMInvalidReply,
+                     LLMNoAnswer, LLMQuotaExceeded, LLMRateLimited, LLMRefused, LLMTransient, LLMTruncated)
 
 PROVIDER = "bedrock"
 SIGNING_SERVICE = "bedrock"
@@ -32,6 +36,7 @@ _TRANSIENT_ERRORS = frozenset({"InternalServerException", "ServiceUnavailableExc
                                "ModelNotReadyException", "ModelErrorException"})
 _BAD_REQUEST_ERRORS = frozenset({"ValidationException", "ResourceNotFoundException", "SerializationException",
                                  "ModelStreamErrorException"})
+_CONTEXT_HINTS = ("too long", "context window", "context length", "too many tokens")
 
 
 @dataclass(frozen=True)
@@ -60,7 +65,8 @@ def endpoint(region: str) -> str:
 
 def build_request(*, model: str, system: str, user: str, schema: Mapping[str, Any], schema_name: str,
                   max_tokens: int, credentials: AwsCredentials, region: str, base_url: str | None = None,
-                  temperature: float | None = None, now: datetime | None = None) -> Request:
+                  temperature: float | None = None, now: datetime | None = None,
+                  mode: str = "json_schema") -> Request:
     """POST {base_url or the regional endpoint}/model/{model}/converse, signed with SigV4 for `region`.
     `now` fixes the signing time (tests); by default botocore reads the clock."""
     check_common(model, max_tokens, schema)
@@ -71,10 +77,15 @@ def build_request(*, model: str, system: str, user: str, schema: Mapping[str, An
         "messages": [{"role": "user", "content": [{"text": user}]}],
         "system": [{"text": system}],
         "inferenceConfig": {"maxTokens": max_tokens},
-        "toolConfig": {"tools": [{"toolSpec": {"name": schema_name, "description": TOOL_DESCRIPTION,
-                                               "inputSchema": {"json": dict(schema)}}}],
-                       "toolChoice": {"tool": {"name": schema_name}}},
     }
+    if output_mode(mode) == "tool":
+        body["toolConfig"] = {"tools": [{"toolSpec": {"name": schema_name, "description": TOOL_DESCRIPTION,
+                                                      "inputSchema": {"json": dict(schema)}}}],
+                              "toolChoice": {"tool": {"name": schema_name}}}
+    else:
+        body["outputConfig"] = {"textFormat": {"type": "json_schema", "structure": {"jsonSchema": {
+            "schema": json.dumps(dict(schema), separators=(",", ":")), "name": schema_name,
+            "description": TOOL_DESCRIPTION}}}}
     if temperature is not None:
         body["inferenceConfig"]["temperature"] = temperature
     url = (base_url or endpoint(region)).rstrip("/") + "/model/" + quote(model, safe="") + "/converse"
@@ -133,6 +144,9 @@ def parse_response(status: int, headers: Headers, body: bytes, *, now: float | N
         raise LLMTruncated("the reply hit the output-token limit (stopReason: max_tokens)", **kw)
     if stop in ("guardrail_intervened", "content_filtered"):
         raise LLMRefused(f"the reply was withheld (stopReason: {stop})", **kw)
+    if stop == "model_context_window_exceeded":
+        raise LLMContextExceeded("the prompt and answer exceed the model's context window (stopReason: "
+                                 "model_context_window_exceeded)", **kw)
     if stop in ("malformed_model_output", "malformed_tool_use"):
         raise LLMInvalidReply(f"the model produced an unusable reply (stopReason: {stop})", **kw)
     output = data.get("output") if isinstance(data.get("output"), dict) else {}
@@ -148,6 +162,8 @@ def parse_response(status: int, headers: Headers, body: bytes, *, now: float | N
             return Reply(plan, tokens["input_tokens"], tokens["output_tokens"],
                          json.dumps(plan, ensure_ascii=False))
     text = "".join(b["text"] for b in blocks if isinstance(b.get("text"), str))
+    if not text.strip():
+        raise LLMNoAnswer(f"the reply has no answer (stopReason: {str(stop)[:40]}, no text)", **kw)
     plan = plan_from_text(text, provider=PROVIDER, **tokens)
     return Reply(plan, tokens["input_tokens"], tokens["output_tokens"], text)
 
@@ -167,6 +183,8 @@ def _error(status: int, headers: Headers, data: Any, *, now: float | None, redac
         return LLMAuthError(detail, **kw)
     if name in _TRANSIENT_ERRORS:
         return LLMTransient(detail, **kw)
+    if name == "ValidationException" and any(hint in message.lower() for hint in _CONTEXT_HINTS):
+        return LLMContextExceeded(detail, **kw)
     if name in _BAD_REQUEST_ERRORS:
         return LLMBadRequest(detail, **kw)
     return error_for_status(status, detail, provider=PROVIDER, headers=headers, now=now, redact=redact)

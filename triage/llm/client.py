@@ -2,9 +2,13 @@
 `bedrock_converse`) and the shared retry loop (`triage.http.retry`), within a per-run budget.
 
 What it promises: `Retry-After` is honoured (within `max_wait`); quota and spend-limit errors, refusals, truncated
-and unusable replies are never retried; a read timeout is not retried either (the provider may still bill the
-call); every HTTP attempt counts against the run's `Budget` of calls, and the tokens providers report count
-against its tokens; the key is passed to every error as a secret to scrub and never appears in a repr.
+and unusable replies are never retried; a timeout is not retried either (the provider may still bill the call);
+every HTTP attempt counts against the run's `Budget` of calls, and the tokens providers report count against its
+tokens; the key is passed to every error as a secret to scrub and never appears in a repr.
+
+Bounds (a model is hostile too): one attempt has a TOTAL deadline (`timeout`: connecting, sending, the headers
+and the body together; a server that drips one byte a second is cut when it passes, not only a silent one), and
+at most `MAX_REPLY_BYTES` are read; the body is parsed only within the depth limit (`triage.llm.common`).
 
 May import: the standard library, `triage.llm`, `triage.http`, and `requests` (inside `_send` only, so building
 a client for a test or a replay needs no HTTP library).
@@ -19,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from triage.http.retry import call_with_retries, verdict_from_exception, retry as retry_verdict, fail as fail_verdict
-from triage.llm.common import Reply, Request
-from triage.llm.errors import LLMConfigError, LLMError, LLMTransient
+from triage.llm.common import MAX_REPLY_BYTES, OUTPUT_MODES, Reply, Request, output_mode
+from triage.llm.errors import LLMConfigError, LLMError, LLMOversized, LLMTransient
 from triage.llm.pricing import Prices
 
 PROVIDERS = ("openai", "anthropic", "bedrock")
@@ -33,7 +37,8 @@ class LLMBudgetExhausted(LLMError):
 
 
 class LLMTimeout(LLMError):
-    """No answer within the read timeout. Not retried: the provider may still be working on (and billing) it."""
+    """No whole answer within the call's total deadline. Not retried: the provider may still be working on (and
+    billing) it."""
 
 
 @dataclass
@@ -75,7 +80,7 @@ class LLMConfig:
     base_url: str | None = None
     api_key: str = field(default="", repr=False)
     connect_timeout: float = 10.0
-    timeout: float = 60.0  # read timeout of one attempt, seconds
+    timeout: float = 60.0  # total deadline of one attempt (connect, send, headers, body), seconds
     max_calls: int | None = 50
     max_tokens_per_run: int | None = None
     max_output_tokens: int = DEFAULT_MAX_TOKENS
@@ -83,10 +88,24 @@ class LLMConfig:
     max_wait: float = 30.0
     prices: Prices = Prices()
     region: str | None = None  # Bedrock
+    output_mode: str = "auto"  # auto | json_schema | tool (see triage.llm.common.OUTPUT_MODES)
+    max_reply_bytes: int = MAX_REPLY_BYTES
+
+    @property
+    def mode(self) -> str:
+        """The structured-output form sent: json_schema for every provider unless `tool` was chosen."""
+        return output_mode(self.output_mode)
 
     def check(self) -> "LLMConfig":
         if self.provider not in PROVIDERS:
             raise LLMConfigError(f"unknown LLM provider {self.provider!r}; choose one of: {', '.join(PROVIDERS)}")
+        if (self.output_mode or "auto").strip().lower().replace("-", "_") not in OUTPUT_MODES:
+            raise LLMConfigError(f"unknown output mode {self.output_mode!r}; choose one of: {', '.join(OUTPUT_MODES)}")
+        if self.provider == "openai" and self.mode == "tool":
+            raise LLMConfigError("output mode 'tool' is for anthropic and bedrock; openai uses json_schema "
+                                 "(response_format)")
+        if not (self.timeout > 0 and self.connect_timeout > 0):
+            raise LLMConfigError("the model call's timeouts must be positive numbers of seconds")
         if not self.model.strip():
             raise LLMConfigError(f"no model named for the {self.provider} provider (--llm-model / llm-model)")
         if self.provider in KEY_VARIABLES and not self.api_key and not self.base_url:
@@ -144,7 +163,7 @@ class LLMClient:
         if c.provider == "anthropic":
             from triage.llm import anthropic_messages
 
-            return anthropic_messages.build_request(**common, api_key=c.api_key or "none",
+            return anthropic_messages.build_request(**common, api_key=c.api_key or "none", mode=c.mode,
                                                     base_url=c.base_url or anthropic_messages.DEFAULT_BASE_URL)
         from triage.llm import bedrock_converse
 
@@ -155,7 +174,8 @@ class LLMClient:
         region = c.region or bedrock_converse.region_from_env(self._environ)
         if not region:
             raise LLMConfigError("no AWS region for Bedrock (AWS_REGION)", provider="bedrock")
-        return bedrock_converse.build_request(**common, credentials=creds, region=region, base_url=c.base_url)
+        return bedrock_converse.build_request(**common, credentials=creds, region=region, base_url=c.base_url,
+                                              mode=c.mode)
 
     def _parser(self):
         provider = self.config.provider
@@ -178,7 +198,7 @@ class LLMClient:
         def send():
             self.budget.take_call()  # raises when spent: before the request, never after
             request = self.build(system, user, schema, schema_name)  # Bedrock signs with the time of sending
-            return self._send(request, timeouts)
+            return _within(c.timeout, lambda: self._send(request, timeouts), provider=c.provider)
 
         def parse(result):
             status, headers, body = result
@@ -195,7 +215,8 @@ class LLMClient:
                 return fail_verdict(exc)  # our own budget or configuration: never retried
             name = type(exc).__name__
             if name in ("ReadTimeout", "Timeout") or isinstance(exc, TimeoutError):
-                return fail_verdict(LLMTimeout(f"no answer within {c.timeout:g} s", provider=c.provider))
+                return fail_verdict(LLMTimeout(f"no whole answer within {c.timeout:g} s (llm-timeout)",
+                                               provider=c.provider))
             # Connection refused or reset before an answer: nothing was processed, safe to try again.
             return retry_verdict(LLMTransient(f"connection failed ({name})", provider=c.provider, redact=secrets))
 
@@ -205,15 +226,49 @@ class LLMClient:
                                  on_transport_error=on_transport_error, what=f"POST {c.provider}")
 
 
-def _send(request: Request, timeouts: tuple[float, float]) -> tuple[int, Any, bytes]:
+def _within(seconds: float, work: Callable[[], Any], *, provider: str) -> Any:
+    """`work()`'s result, or TimeoutError once `seconds` have passed in total, however the bytes arrive. The work
+    runs in a daemon thread; on the deadline it is abandoned (it holds one socket until the server gives up or the
+    run ends) and the call fails now, so a server dripping a byte a second cannot hold the run."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["result"] = work()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread as is
+            box["error"] = exc
+
+    worker = threading.Thread(target=run, name=f"ptd-triage-{provider}-call", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        raise TimeoutError(f"no whole answer within {seconds:g} s")
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
+
+
+def _send(request: Request, timeouts: tuple[float, float], *, limit: int = MAX_REPLY_BYTES) -> tuple[int, Any, bytes]:
+    """One HTTP exchange with `requests`, reading at most `limit` bytes of the body (LLMOversized beyond)."""
     import requests
 
     try:
         response = requests.request(request.method, request.url, headers=request.headers, data=request.body,
-                                    timeout=timeouts, allow_redirects=False)
-    except requests.exceptions.ReadTimeout as exc:
+                                    timeout=timeouts, allow_redirects=False, stream=True)
+        with response:
+            declared = response.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > limit:
+                raise LLMOversized(f"the reply is {int(declared)} bytes; the limit is {limit}",
+                                   status=response.status_code)
+            chunks, size = [], 0
+            for chunk in response.iter_content(64 * 1024):
+                size += len(chunk)
+                if size > limit:
+                    raise LLMOversized(f"the reply is larger than {limit} bytes", status=response.status_code)
+                chunks.append(chunk)
+    except requests.exceptions.Timeout as exc:
         raise TimeoutError(str(type(exc).__name__)) from None
-    return response.status_code, response.headers, response.content
+    return response.status_code, response.headers, b"".join(chunks)
 
 
 __all__ = ["Budget", "KEY_VARIABLES", "LLMBudgetExhausted", "LLMClient", "LLMConfig", "LLMTimeout", "PROVIDERS",

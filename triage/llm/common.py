@@ -12,12 +12,25 @@ from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import Any, Union
 
-from .errors import LLMAuthError, LLMBadRequest, LLMError, LLMInvalidReply, LLMRateLimited, LLMTransient
+from .errors import (LLMAuthError, LLMBadRequest, LLMContextExceeded, LLMError, LLMInvalidReply, LLMOversized,
+                     LLMRateLimited, LLMTransient)
 
 Headers = Union[Mapping[str, str], Iterable[tuple[str, str]]]
 SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "x-amz-security-token"})
 _NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _FENCE_RE = re.compile(r"^```[A-Za-z0-9_-]*\s*\n(.*)\n\s*```$", re.S)
+# A model's reply is hostile: at most this many bytes are read, and no JSON nested deeper than this is parsed.
+# The plan schema nests 4 levels inside the provider's envelope (about 6): 64 leaves room and refuses the
+# 100,000-deep array that would exhaust the parser's recursion.
+MAX_REPLY_BYTES = 4 * 1024 * 1024
+MAX_DEPTH = 64
+# JSON strings (possessive: linear, no backtracking) and the brackets outside them.
+_JSON_STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"', re.S)
+_BRACKETS = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+# Output modes: `json_schema` (the provider's native structured output: OpenAI `response_format`, Anthropic
+# `output_config.format`, Bedrock `outputConfig.textFormat`) and `tool` (a forced tool, for older Anthropic and
+# Bedrock models that lack the native form). `auto` is the provider's default, json_schema for all three.
+OUTPUT_MODES = ("auto", "json_schema", "tool")
 
 
 @dataclass(frozen=True)
@@ -95,11 +108,38 @@ def encode_json(obj: Any) -> bytes:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
-def decode_json(body: bytes) -> Any:
-    """Parse a response body; ValueError when it is not JSON."""
-    if isinstance(body, str):
-        body = body.encode("utf-8")
-    return json.loads(body.decode("utf-8"))
+def json_depth(text: str) -> int:
+    """How deeply `text`'s JSON arrays and objects nest, counted without recursion and without parsing (strings
+    removed by one linear regex, then a running sum over the brackets), so a hostile reply is measured safely."""
+    depth = deepest = 0
+    for ch in _JSON_STRING.sub("", text):
+        step = _BRACKETS.get(ord(ch))
+        if step:
+            depth += step
+            deepest = max(deepest, depth)
+    return deepest
+
+
+def loads_bounded(text: str | bytes, *, max_depth: int = MAX_DEPTH, max_bytes: int = MAX_REPLY_BYTES,
+                  provider: str = "", what: str = "the reply") -> Any:
+    """json.loads with a size and a depth limit checked first (LLMOversized); ValueError when it is not JSON."""
+    if isinstance(text, bytes):
+        if len(text) > max_bytes:
+            raise LLMOversized(f"{what} is larger than {max_bytes} bytes", provider=provider)
+        text = text.decode("utf-8")
+    if len(text) > max_bytes:
+        raise LLMOversized(f"{what} is larger than {max_bytes} characters", provider=provider)
+    depth = json_depth(text)
+    if depth > max_depth:
+        raise LLMOversized(f"{what} nests JSON {depth} levels deep (the limit is {max_depth})", provider=provider)
+    return json.loads(text)
+
+
+def decode_json(body: bytes, *, provider: str = "") -> Any:
+    """Parse a response body within the size and depth limits; ValueError when it is not JSON, LLMOversized when
+    it is too large or too deep."""
+    return loads_bounded(body if isinstance(body, bytes) else body.encode("utf-8"), provider=provider,
+                         what="the response body")
 
 
 def check_name(name: str) -> str:
@@ -129,7 +169,10 @@ def plan_from_text(text: Any, *, provider: str, input_tokens: int = 0, output_to
     if fenced:
         stripped = fenced.group(1).strip()
     try:
-        value = json.loads(stripped)
+        value = loads_bounded(stripped, provider=provider, what="the model's answer")
+    except LLMOversized as exc:
+        exc.input_tokens, exc.output_tokens = input_tokens, output_tokens
+        raise
     except ValueError as exc:
         raise LLMInvalidReply(f"the reply is not valid JSON ({exc.msg} at char {exc.pos})", **tokens) from None
     if not isinstance(value, dict):
@@ -144,9 +187,18 @@ def as_count(value: Any) -> int:
 
 def error_for_status(status: int, message: str, *, provider: str, headers: Headers, now: float | None,
                      redact: Iterable[str]) -> LLMError:
-    """The generic mapping used when a provider-specific rule did not decide: 401/403 auth, 429 rate limit,
+    """The generic mapping used when a provider-specific rule did not decide, as the official SDKs decide it:
+    `x-should-retry: true|false` first (both SDKs obey it), then 401/403 auth, 413 context, 429 rate limit,
     408/409/5xx (and 529) transient, any other status bad request."""
     kw = {"provider": provider, "status": status, "redact": redact}
+    should = (header(headers, "x-should-retry") or "").strip().lower()
+    if should == "true" and status not in (401, 403):
+        return LLMRateLimited(message, retry_after=retry_after(headers, now=now), **kw) if status == 429 else \
+            LLMTransient(message, **kw)
+    if should == "false" and status not in (401, 403):
+        return LLMBadRequest(message, **kw)
+    if status == 413:
+        return LLMContextExceeded(message, **kw)
     if status in (401, 403):
         return LLMAuthError(message, **kw)
     if status == 429:
@@ -156,9 +208,17 @@ def error_for_status(status: int, message: str, *, provider: str, headers: Heade
     return LLMBadRequest(message, **kw)
 
 
-__all__ = ["Headers", "Reply", "Request", "SECRET_HEADERS", "as_count", "check_common", "check_name",
-           "decode_json", "encode_json", "error_for_status", "header", "parse_retry_after", "plan_from_text",
-           "retry_after"]
+def output_mode(mode: str | None) -> str:
+    """`auto` (or nothing) -> json_schema; json_schema and tool as they are; ValueError otherwise."""
+    chosen = (mode or "auto").strip().lower().replace("-", "_")
+    if chosen not in OUTPUT_MODES:
+        raise ValueError(f"output mode must be one of {', '.join(OUTPUT_MODES)}, got {mode!r}")
+    return "json_schema" if chosen == "auto" else chosen
+
+
+__all__ = ["Headers", "MAX_DEPTH", "MAX_REPLY_BYTES", "OUTPUT_MODES", "Reply", "Request", "SECRET_HEADERS",
+           "as_count", "check_common", "check_name", "decode_json", "encode_json", "error_for_status", "header",
+           "json_depth", "loads_bounded", "output_mode", "parse_retry_after", "plan_from_text", "retry_after"]
 
 
 def reply_object(status: int, headers: Headers, body: bytes, error: Any, *, provider: str, now: float | None,
@@ -166,7 +226,10 @@ def reply_object(status: int, headers: Headers, body: bytes, error: Any, *, prov
     """The JSON object of a 2xx reply, or the typed error the response means (`error(status, headers, data, now=,
     redact=)` is the provider's own mapping of its error bodies). Every provider's `parse_response` starts here."""
     try:
-        data = decode_json(body)
+        data = decode_json(body, provider=provider)
+    except LLMOversized as exc:
+        exc.status = status
+        raise
     except ValueError:
         data = None
         if 200 <= status < 300:

@@ -69,6 +69,21 @@ class LLMInvalidReply(LLMError):
     """The reply was not usable: malformed JSON, no content, or an answer that is not a JSON object."""
 
 
+class LLMContextExceeded(LLMError):
+    """The prompt does not fit the model's context window (OpenAI `context_length_exceeded`, Anthropic and Bedrock
+    `model_context_window_exceeded`, a 413): the same prompt cannot fit on a second try, so no repair, no retry."""
+
+
+class LLMNoAnswer(LLMError):
+    """The model stopped without the structured answer and asking again costs a call that cannot help: Anthropic
+    `pause_turn`, an OpenAI reply with `tool_calls` and `content: null`, an empty turn."""
+
+
+class LLMOversized(LLMError):
+    """The reply is larger than the size limit or nested deeper than the depth limit: read no further, parsed
+    never (a 100,000-deep array would exhaust the parser's recursion). Not repaired: the next reply can be the same."""
+
+
 class LLMBadRequest(LLMError):
     """The provider rejected the request (400/404/413/422 and other 4xx): a bug or a configuration error."""
 
@@ -77,5 +92,6 @@ class LLMConfigError(LLMError):
     """The protocol cannot be used as configured (e.g. the `bedrock` extra, botocore, is not installed)."""
 
 
-__all__ = ["LLMAuthError", "LLMBadRequest", "LLMConfigError", "LLMError", "LLMInvalidReply", "LLMQuotaExceeded",
-           "LLMRateLimited", "LLMRefused", "LLMTransient", "LLMTruncated", "MAX_MESSAGE", "scrub"]
+__all__ = ["LLMAuthError", "LLMBadRequest", "LLMConfigError", "LLMContextExceeded", "LLMError", "LLMInvalidReply",
+           "LLMNoAnswer", "LLMOversized", "LLMQuotaExceeded", "LLMRateLimited", "LLMRefused", "LLMTransient",
+           "LLMTruncated", "MAX_MESSAGE", "scrub"]

@@ -10,12 +10,15 @@ from typing import Any, Literal
 
 from .common import (Headers, reply_object, Reply, Request, as_count, check_common, check_name, encode_json,
                      error_for_status, plan_from_text)
-from .errors import LLMError, LLMInvalidReply, LLMQuotaExceeded, LLMRefused, LLMTruncated
+from .errors import (LLMContextExceeded, LLMError, LLMInvalidReply, LLMNoAnswer, LLMQuotaExceeded, LLMRefused,
+                     LLMTruncated)
 
 PROVIDER = "openai"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # 429 codes that need a person (billing), never a retry.
 QUOTA_CODES = frozenset({"insufficient_quota", "billing_hard_limit_reached", "billing_not_active"})
+# 400 codes meaning the prompt does not fit the model: asking again cannot help.
+CONTEXT_CODES = frozenset({"context_length_exceeded", "string_above_max_length"})
 
 
 def build_request(*, model: str, system: str, user: str, schema: Mapping[str, Any], schema_name: str,
@@ -83,6 +86,11 @@ def parse_response(status: int, headers: Headers, body: bytes, *, now: float | N
         raise LLMRefused("the reply was withheld by a content filter (finish_reason: content_filter)",
                          provider=PROVIDER, status=status, **tokens)
     content = message.get("content")
+    if (content is None or content == "") and (message.get("tool_calls") or message.get("function_call")
+                                               or finish in ("tool_calls", "function_call")):
+        # No tool was offered, so a tool call is not an answer; repairing would pay for the same again.
+        raise LLMNoAnswer(f"the model called a tool instead of answering (finish_reason: {str(finish)[:40]}, "
+                          "content: null)", provider=PROVIDER, status=status, **tokens)
     plan = plan_from_text(content, provider=PROVIDER, **tokens)
     return Reply(plan, tokens["input_tokens"], tokens["output_tokens"], content)
 
@@ -93,7 +101,9 @@ def _error(status: int, headers: Headers, data: Any, *, now: float | None, redac
     if status == 429 and (code in QUOTA_CODES or err_type in QUOTA_CODES):
         return LLMQuotaExceeded(f"{code or err_type}: {message}", provider=PROVIDER, status=status, redact=redact)
     detail = f"{code}: {message}" if code else message
+    if code in CONTEXT_CODES:
+        return LLMContextExceeded(detail, provider=PROVIDER, status=status, redact=redact)
     return error_for_status(status, detail, provider=PROVIDER, headers=headers, now=now, redact=redact)
 
 
-__all__ = ["DEFAULT_BASE_URL", "PROVIDER", "QUOTA_CODES", "build_request", "parse_response"]
+__all__ = ["CONTEXT_CODES", "DEFAULT_BASE_URL", "PROVIDER", "QUOTA_CODES", "build_request", "parse_response"]

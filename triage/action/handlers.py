@@ -109,6 +109,11 @@ class Run:
         return self._planner
 
     @property
+    def built_planner(self):
+        """The planner if this run built one (None when no issue needed planning)."""
+        return self._planner
+
+    @property
     def triager(self):
         if self._triager is None:
             from triage.service.triager import Triager

@@ -1,7 +1,8 @@
 """The Action's entry point: read the runner's environment, route the event, report, and choose the exit status.
 
 Exit status: 0 when the run did what it should (including "not for us"), 1 on bad input (one `::error::` line,
-nothing written), on an event type the Action is not built for, or when any issue failed to triage.
+nothing written), on an event type the Action is not built for, when any issue failed to triage, or when the
+configured model failed on an issue (its rubric plan was used; one `::error::` per issue says why).
 
 May import: the standard library and `triage.action.*` (which defer everything heavy).
 """
@@ -36,13 +37,40 @@ def report_result(result: Result, reporter: Reporter, title: str) -> int:
     failed = result.failed
     for item in failed:
         reporter.error(f"#{item.number}: {item.error}" if item.number else item.error)
+    model_failed = report_model_fallbacks(result.results, reporter)
     if result.kind == "sweep":
         sweep = result.sweep
         reporter.info(f"ptd-triage: found {sweep.found}, triaged {len(sweep.triaged)}, failed {len(failed)}, "
                       f"skipped {sum(sweep.skipped.values())}, left {sweep.left}")
         if failed:
             reporter.error(f"sweep: {len(failed)} of {len(sweep.results)} issue(s) failed; re-run to complete them")
-    return 1 if failed else 0
+    return 1 if failed or model_failed else 0
+
+
+# The model's budget of calls (llm-max-calls) is a configured limit, not a failure: the rubric plans the rest.
+_BUDGET_FALLBACKS = ("LLMBudgetExhausted",)
+
+
+def report_model_fallbacks(results, reporter: Reporter) -> list:
+    """Issues whose model plan was not used (the rubric's plan stands): one annotation each with the reason. A
+    model that failed (stalled, refused, too large, too deep, quota, auth, ...) fails the run (exit 1): a user who
+    configured a model must not get the rubric silently. Returns those failures."""
+    failures = []
+    for item in results:
+        usage = item.plan.usage if item.plan is not None and not item.error else None
+        reason = usage.get("fallback") if isinstance(usage, dict) else None
+        if not reason:
+            continue
+        line = f"#{item.number}: the model's plan was not used, the rubric's plan stands: {reason}"
+        if str(reason).startswith(_BUDGET_FALLBACKS):
+            reporter.warning(line)
+        else:
+            reporter.error(line)
+            failures.append(item)
+    if failures:
+        reporter.error(f"the model failed on {len(failures)} issue(s) "
+                       f"({', '.join(f'#{i.number}' for i in failures[:20])}): see the reasons above")
+    return failures
 
 
 def main(environ: Mapping[str, str] | None = None) -> int:
@@ -72,7 +100,13 @@ def main(environ: Mapping[str, str] | None = None) -> int:
                                   "planned": str(count)})
             return status
         run = Run(settings, reporter, payload=payload, environ=env)
-        return report_result(router.dispatch(event, action, run), reporter, title)
+        result = router.dispatch(event, action, run)
+        if run.built_planner is not None:  # built only when an issue was planned
+            from triage.action.planmode import model_note
+
+            note = model_note(run.built_planner)
+            result.notes.extend([note] if note else [])
+        return report_result(result, reporter, title)
     except ActionError as exc:
         return fail(reporter, str(exc))
     except Exception as exc:  # noqa: BLE001 - the last line of defence still says one clear thing

@@ -34,13 +34,40 @@ def planner_for_settings(settings: Settings, environ: Mapping[str, str]):
     from triage.llm.errors import LLMError
 
     try:
-        return get_planner(settings.planner, provider=settings.llm_provider, model=settings.llm_model,
-                           base_url=settings.llm_base_url or None, api_key=settings.llm_api_key or None,
-                           max_calls=settings.llm_max_calls, timeout=settings.llm_timeout, environ=environ)
+        if settings.planner not in ("llm", "hybrid"):
+            return get_planner(settings.planner)  # raises UnknownPlanner, or a fork's own planner
+        return get_planner(settings.planner, client=model_client(settings, environ))
     except UnknownPlanner as exc:
         raise ActionError(f"input planner: {exc}") from None
     except LLMError as exc:
         raise ActionError(f"input planner {settings.planner}: {exc}") from None
+
+
+def model_client(settings: Settings, environ: Mapping[str, str]):
+    """The model client the llm-* inputs describe (LLMError when they do not make one)."""
+    from triage.llm.client import LLMClient, config_from_environ
+    from triage.llm.pricing import Prices
+
+    config = config_from_environ(
+        environ, provider=settings.llm_provider, model=settings.llm_model, base_url=settings.llm_base_url or None,
+        api_key=settings.llm_api_key or None, max_calls=settings.llm_max_calls, timeout=settings.llm_timeout,
+        output_mode=settings.llm_output_mode, prices=Prices(*settings.llm_prices) if settings.llm_prices else None)
+    return LLMClient(config, environ=environ)
+
+
+def model_note(planner) -> str | None:
+    """One line for the summary when a model planner ran: calls, tokens, and the estimated cost when both
+    llm-price-* inputs are given (else says how to get one)."""
+    consultant = getattr(planner, "consultant", None)
+    if consultant is None or not consultant.issues_asked:
+        return None
+    from triage.llm.pricing import format_usd
+
+    t = consultant.usage_totals()
+    cost = (f"estimated cost {format_usd(t['cost_usd'])}" if t["cost_usd"] is not None
+            else "no cost estimate (set llm-price-input and llm-price-output)")
+    return (f"model: asked on {t['issues_asked']} issue(s), {t['calls']} call(s), {t['input_tokens']} input + "
+            f"{t['output_tokens']} output tokens, {cost}; fell back to the rubric on {t['fallbacks']}")
 
 
 def plans_path(settings: Settings, environ: Mapping[str, str]) -> Path:
@@ -66,11 +93,14 @@ def run_plan(settings: Settings, environ: Mapping[str, str], reporter: Reporter,
     settings = replace(settings, dry_run=True)  # the plan job never writes to GitHub, whatever its token may do
     run = Run(settings, reporter, planner=planner, payload=payload, client=client, environ=environ)
     result = router.dispatch(event, action, run)
+    note = model_note(planner)
+    if note:
+        result.notes.append(note)
     forced = result.kind == "issue" and bool(getattr(result.issue, "forced", False))
     document = plans_document(settings, result, forced=forced)
     path = plans_path(settings, environ)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(document, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    reporter.write_file(path, json.dumps(document, ensure_ascii=False, indent=1) + "\n")  # scrubbed of secrets
     result.notes.append(f"plan mode: {len(document['plans'])} plan(s) saved to {path}; nothing written to GitHub")
     return result, len(document["plans"])
 

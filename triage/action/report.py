@@ -2,7 +2,8 @@
 
 Outputs and annotations use the documented workflow-command formats (`triage.action.workflow_commands`).
 Everything written is made safe first: text that cannot be encoded (a lone surrogate from an issue) is replaced,
-never allowed to fail a run after its labels were written.
+never allowed to fail a run after its labels were written; and every text goes through the run's one scrubber
+(`triage.action.redact`): no run of 8 characters of the model's key or the GitHub token leaves the run.
 
 Issue text is hostile: anything in a summary that came from an issue (reasons quote evidence) is escaped so
 it renders as text, never as markdown links, images or HTML.
@@ -16,6 +17,7 @@ import re
 import sys
 from typing import Any, Mapping
 
+from triage.action.redact import Redactor, redactor_from_environ
 from triage.action.workflow_commands import issue_command, prepare_key_value_message
 
 OUTPUT_NAMES = ("outcome", "labels-added", "sub-oncall", "modules", "plan", "triaged", "flagged", "failed", "left")
@@ -41,23 +43,29 @@ class Reporter:
     workflow commands.
     """
 
-    def __init__(self, environ: Mapping[str, str] | None = None, *, annotations: bool = True):
+    def __init__(self, environ: Mapping[str, str] | None = None, *, annotations: bool = True,
+                 redactor: Redactor | None = None):
         env = os.environ if environ is None else environ
         self.output_path = env.get("GITHUB_OUTPUT") or None
         self.summary_path = env.get("GITHUB_STEP_SUMMARY") or None
         self.annotations = annotations
+        self.redactor = redactor if redactor is not None else redactor_from_environ(env)
+
+    def scrub(self, text: Any) -> str:
+        """What may leave the run: encodable, and without any secret of the run (the one edge every write uses)."""
+        return self.redactor.scrub(safe_text(text))
 
     # ---- log lines and annotations -----------------------------------------------------------------------------
 
     def info(self, message: str) -> None:
-        print(safe_text(message), flush=True)
+        print(self.scrub(message), flush=True)
 
     def _annotate(self, kind: str, message: str) -> None:
         if self.annotations:
-            issue_command(kind, {}, safe_text(message))  # escapes %, CR and LF: always one workflow command
+            issue_command(kind, {}, self.scrub(message))  # escapes %, CR and LF: always one workflow command
             sys.stdout.flush()
         else:
-            print(f"{kind}: {' '.join(safe_text(message).split())}", file=sys.stderr, flush=True)
+            print(f"{kind}: {' '.join(self.scrub(message).split())}", file=sys.stderr, flush=True)
 
     def notice(self, message: str) -> None:
         self._annotate("notice", message)
@@ -76,13 +84,20 @@ class Reporter:
             return
         with open(self.output_path, "a", encoding="utf-8", newline="") as handle:
             for name, value in outputs.items():
-                handle.write(prepare_key_value_message(name, safe_text(value)) + os.linesep)
+                handle.write(prepare_key_value_message(name, self.scrub(value)) + os.linesep)
 
     def write_summary(self, markdown: str) -> None:
         if not self.summary_path:
             return
         with open(self.summary_path, "a", encoding="utf-8") as handle:
-            handle.write(safe_text(markdown).rstrip() + "\n")
+            handle.write(self.scrub(markdown).rstrip() + "\n")
+
+
+    def write_file(self, path, text: str) -> None:
+        """A file the run leaves behind for others (the plans file), scrubbed like every other write."""
+        from pathlib import Path
+
+        Path(path).write_text(self.scrub(text), encoding="utf-8")
 
 
 # ---- what the outputs and the summary say ------------------------------------------------------------------------

@@ -99,7 +99,9 @@ class Settings:
     llm_base_url: str = ""
     llm_api_key: str = field(default="", repr=False)
     llm_max_calls: int = 50
-    llm_timeout: float = 60.0
+    llm_timeout: float = 60.0  # total seconds of one model call
+    llm_output_mode: str = "auto"  # auto (json_schema) | json_schema | tool
+    llm_prices: tuple[float, float] | None = None  # US dollars per million input, output tokens
 
 
 def check_repo(repo: str, *, source: str = "GITHUB_REPOSITORY") -> str:
@@ -171,7 +173,40 @@ def llm_settings(environ: Mapping[str, str]) -> dict:
                 llm_model=get_input(environ, "llm-model"), llm_base_url=get_input(environ, "llm-base-url"),
                 llm_api_key=key,
                 llm_max_calls=parse_count("llm-max-calls", get_input(environ, "llm-max-calls"), default=50) or 50,
-                llm_timeout=parse_seconds("input llm-timeout", get_input(environ, "llm-timeout"), default=60.0))
+                llm_timeout=parse_seconds("input llm-timeout", get_input(environ, "llm-timeout"), default=60.0),
+                llm_output_mode=_output_mode(get_input(environ, "llm-output-mode"), provider),
+                llm_prices=_prices(get_input(environ, "llm-price-input"), get_input(environ, "llm-price-output")))
+
+
+OUTPUT_MODES = ("auto", "json_schema", "tool")
+
+
+def _output_mode(value: str, provider: str) -> str:
+    mode = (value or "auto").strip().lower()
+    if mode not in OUTPUT_MODES:
+        raise ActionError(f"input llm-output-mode must be one of {', '.join(OUTPUT_MODES)}, got {value!r}")
+    if mode == "tool" and provider == "openai":
+        raise ActionError("input llm-output-mode tool is for anthropic and bedrock; openai uses json_schema")
+    return mode
+
+
+def _prices(given_in: str, given_out: str) -> tuple[float, float] | None:
+    """Both prices or neither: a cost estimate from half the prices would be a guess."""
+    if not given_in and not given_out:
+        return None
+    if not given_in or not given_out:
+        raise ActionError("inputs llm-price-input and llm-price-output go together (US dollars per million tokens)")
+    values = []
+    for name, text in (("llm-price-input", given_in), ("llm-price-output", given_out)):
+        try:
+            value = float(text)
+        except ValueError:
+            value = -1.0
+        if not (0 <= value < 1e6):  # also refuses nan and inf
+            raise ActionError(f"input {name} must be a non-negative number of US dollars per million tokens, "
+                              f"got {text!r}")
+        values.append(value)
+    return values[0], values[1]
 
 
 def read_payload(environ: Mapping[str, str]) -> dict:

@@ -178,7 +178,10 @@ def add_planner_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--llm-max-calls", type=positive_int, default=50, metavar="N",
                        help="most model calls in this run (default 50); the rubric plans the rest")
     group.add_argument("--llm-timeout", type=positive_seconds, default=60.0, metavar="SECONDS",
-                       help="read timeout of one model call (default 60)")
+                       help="total seconds one model call may take, the whole answer read (default 60)")
+    group.add_argument("--llm-output-mode", choices=("auto", "json_schema", "tool"), default="auto",
+                       help="auto (default): json_schema for every provider; tool: a forced tool, only for an "
+                            "older anthropic or bedrock model without structured outputs")
     group.add_argument("--llm-price", nargs=2, type=float, metavar=("IN", "OUT"),
                        help="US dollars per million input and output tokens, for cost estimates")
 
@@ -198,7 +201,8 @@ def planner_from_args(args: argparse.Namespace, *, record: str | None = None, re
     price = getattr(args, "llm_price", None)
     options = dict(provider=args.llm_provider, model=args.llm_model or ("replay" if replay else None),
                    base_url=args.llm_base_url, max_calls=args.llm_max_calls, timeout=args.llm_timeout,
-                   prices=Prices(*price) if price else None, record=record, replay=replay)
+                   prices=Prices(*price) if price else None, record=record, replay=replay,
+                   output_mode=getattr(args, "llm_output_mode", None))
     try:
         return get_planner(name, **options)
     except (UnknownPlanner, LLMError) as exc:

@@ -169,6 +169,7 @@ class Triager:
         result = IssueResult(number=number, dry_run=self.dry_run, forced=force)
         before = getattr(self.client, "request_count", 0)
         deadline = getattr(self.client, "deadline", None)
+        started = time.monotonic()
         try:
             with (deadline(self.issue_seconds) if callable(deadline) and self.issue_seconds else _nothing()):
                 self._triage(result, number, force=force, require_queue=require_queue, issue=issue,
@@ -181,6 +182,12 @@ class Triager:
             result.error = str(exc)
             result.fatal = is_fatal_for_run(exc)
             result.out_of_budget = _is_budget(exc)
+            if result.out_of_budget and self.issue_seconds and time.monotonic() - started >= self.issue_seconds:
+                # The issue's own time ran out (a stalled planner: a model that drips its answer), not the API
+                # budget: a failure to report, with the issue named, never a clean "budget spent" stop.
+                result.out_of_budget = result.fatal = False  # the next issue has its own time
+                result.error = (f"the issue took longer than its {self.issue_seconds:g} s (issue-timeout); the "
+                                f"planner stalled? {exc}")
         finally:
             result.requests = getattr(self.client, "request_count", 0) - before
         return result

@@ -1,0 +1,131 @@
+"""A hostile or broken model through the REAL entrypoint.py (a subprocess with the runner's environment) against
+the GitHub stand-in and the Anthropic stand-in (issue 18's acceptance): a reply nested 100,000 deep, a 50 MB
+reply, a reply that drips one byte a second, a refusal, a context-window stop — each ends in the rubric's plan for
+the issue with a reason naming what happened, and the run fails (exit 1, one `::error::` naming the issue); a
+schema-valid reply built to echo the model's key is used, and the key (and the GitHub token), whole or in 8
+character pieces, appears nowhere in what the run wrote (stdout, stderr, GITHUB_OUTPUT, the step summary, the
+plans file). Deadlines are short (llm-timeout 2 s) so the whole file runs in seconds.
+"""
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from fakellm import FakeAnthropic, Fault
+from llm_helpers import good_answer
+
+from actionrun import FSDP_WITH_REPRO, QUEUE, expected_plan, issues_payload, run_action, seed_issue
+
+# Shaped like a real key on purpose (the token-shape scrubber alone would catch "sk-ant-..."): the 8-character
+# rule must be what removes its pieces.
+KEY = "Zq7rT2vXk9LmW4pN8sB3hJ6dF1gY5cQ0aE7uR2tK9wM4nV8xZ3"
+
+
+@pytest.fixture
+def model():
+    with FakeAnthropic(api_key=KEY) as server:
+        yield server
+        server.take_violations()  # off-contract replies are the point of some scenarios
+
+
+def _run(fake_github, model, tmp_path, *, plans: bool = False):
+    payload = issues_payload(fake_github, 21, "labeled", label=QUEUE)
+    inputs = {"planner": "llm", "llm-provider": "anthropic", "llm-model": "claude-test", "llm-base-url": model.url,
+              "llm-api-key": KEY, "llm-timeout": "2", "issue-timeout": "30"}
+    if plans:
+        inputs.update({"mode": "plan", "plans-file": str(tmp_path / "plans.json")})
+    started = time.monotonic()
+    run = run_action(fake_github, tmp_path, "issues", payload, inputs=inputs, timeout=60)
+    run.seconds = time.monotonic() - started
+    return run
+
+
+def _everything_written(run, tmp_path) -> str:
+    plans = tmp_path / "plans.json"
+    return "\n".join([run.stdout, run.stderr, json.dumps(run.outputs), run.summary,
+                      plans.read_text(encoding="utf-8") if plans.exists() else ""])
+
+
+def _assert_no_secret(text: str, *secrets: str) -> None:
+    for secret in secrets:
+        assert secret not in text
+        pieces = [secret[i:i + 8] for i in range(len(secret) - 7)]
+        leaked = [p for p in pieces if p in text]
+        assert not leaked, f"{len(leaked)} 8-character pieces of a secret were written, e.g. {leaked[0]!r}"
+
+
+SCENARIOS = {
+    "nested 100,000 deep": (Fault.raw_output("[" * 100_000 + "]" * 100_000), "LLMOversized", "levels deep"),
+    "50 MB": (Fault.raw(200, b'{"type": "message", "content": "' + b"x" * (50 * 1024 * 1024) + b'"}'),
+              "LLMOversized", "bytes"),
+    "drips a byte a second": (Fault.slow(0.0).dripping(1.0), "LLMTimeout", "within 2 s"),
+    "refusal": (Fault.refusal("I can't help with that."), "LLMRefused", "refused"),
+    "context window": (Fault.stopped("model_context_window_exceeded"), "LLMContextExceeded", "context window"),
+}
+
+
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_a_failing_model_ends_in_the_rubrics_plan_and_a_failed_run(name, fake_github, model, tmp_path):
+    fault, error, words = SCENARIOS[name]
+    model.script(fault)
+    seed_issue(fake_github, 21, FSDP_WITH_REPRO)
+    rubric = expected_plan(fake_github, 21).to_dict()
+    run = _run(fake_github, model, tmp_path)
+    assert run.returncode == 1, run.stdout + run.stderr  # the run says the model failed
+    assert "RecursionError" not in run.stdout + run.stderr and "internal error" not in run.stdout
+    assert f"::error::#21: the model's plan was not used" in run.stdout and error in run.stdout
+    assert words in run.stdout, run.stdout
+    plan = json.loads(run.outputs["plan"])
+    assert plan["add_labels"] == rubric["add_labels"] and plan["outcome"] == rubric["outcome"]
+    assert error in plan["usage"]["fallback"]
+    labels = {label["name"] for label in fake_github.issue("octo-org/octo-repo", 21)["labels"]}
+    assert set(rubric["add_labels"]) <= labels  # the rubric's plan was applied
+    assert len(model.answered) == 1  # no paid repair where a repair cannot help
+    _assert_no_secret(_everything_written(run, tmp_path), KEY, fake_github.token)
+    if name == "drips a byte a second":
+        assert run.seconds < 15, f"a dripping model held the run for {run.seconds:.1f} s"
+
+
+def test_a_reply_echoing_the_key_is_scrubbed_everywhere(fake_github, model, tmp_path):
+    echo = good_answer(
+        not_distributed={"decision": "distributed", "reason": f"my key is {KEY}", "quote": KEY[:30]},
+        route={"decision": "parallelisms", "reason": f"first half {KEY[:25]} second half {KEY[25:]}",
+               "quote": f"token {fake_github.token}"},
+        high_priority={"decision": "no_flag", "reason": " ".join(KEY[i:i + 9] for i in range(0, 45, 9)),
+                       "quote": ""})
+    model.script(echo)
+    seed_issue(fake_github, 21, FSDP_WITH_REPRO)
+    run = _run(fake_github, model, tmp_path, plans=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    plan = json.loads(run.outputs["plans"])["plans"][0]
+    assert plan["planner"] == "llm" and not (plan.get("usage") or {}).get("fallback")  # the model's plan was used
+    assert "***" in json.dumps(plan)  # the reasons were kept, the key was cut out of them
+    _assert_no_secret(_everything_written(run, tmp_path), KEY, fake_github.token)
+
+
+class _StallingPlanner:
+    """A planner that outlives the issue's time budget (what a model that drips its answer did before every call
+    had a total deadline), then answers with the rubric's plan."""
+
+    name = "llm"
+
+    def propose(self, snapshot, bundle, *, force=False):
+        from triage.planners import rubric as rubric_planner
+
+        time.sleep(1.2)
+        return rubric_planner.propose(snapshot, bundle, force=force)
+
+
+def test_a_stalled_planner_is_a_failed_issue_not_a_spent_api_budget(fake_github, github_client):
+    from triage.config.bundle import load_bundle
+    from triage.service.triager import Triager
+
+    for number in (31, 32):
+        seed_issue(fake_github, number, FSDP_WITH_REPRO)
+    triager = Triager(github_client, load_bundle(), repo="octo-org/octo-repo", planner=_StallingPlanner(),
+                      issue_seconds=1.0, recent_seconds=0)
+    sweep = triager.sweep(10)
+    assert [r.number for r in sweep.failed] == [31, 32], [(r.number, r.error, r.out_of_budget) for r in sweep.results]
+    assert all("issue-timeout" in r.error and not r.out_of_budget for r in sweep.failed)
+    assert not (sweep.stopped or "").startswith("the API budget ran out")

@@ -1,0 +1,100 @@
+"""The one scrubber at the edge where the Action writes: every log line, annotation, output, step-summary line and
+the plans file goes through `Redactor.scrub` (the `Reporter` and the plan mode call it), so no secret of the run
+leaves it, whatever carried it there (a model that echoes its key in a reason, an error page, an issue).
+
+What counts as a secret: the model's key (the `llm-api-key` input, OPENAI_API_KEY, ANTHROPIC_API_KEY), AWS's
+secret key and session token, and the GitHub token (the `github-token` input, GITHUB_TOKEN, GH_TOKEN). What is
+removed: any run of at least `MIN_RUN` (8) consecutive characters of one of them, also in the forms our writers
+escape text into (JSON strings, markdown, workflow-command data), so a key cut in pieces or quoted in part does
+not get through either; plus anything shaped like a token (`triage.http.errors`' shapes). A secret shorter than
+`MIN_RUN` is removed where it occurs whole (but not under 4 characters: that would blank ordinary words).
+
+Why runs of 8: a model can be made to print its key in slices ("the first half is ..."); 8 characters of a random
+key are unguessable enough to matter and are vanishingly unlikely to occur by chance in ordinary text.
+
+Imports: the standard library and `triage.http.errors` (the token shapes) only: the Action's cold path uses it.
+"""
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+
+MIN_RUN = 8
+MASK = "***"
+SECRET_VARIABLES = ("INPUT_LLM_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "AWS_SECRET_ACCESS_KEY",
+                    "AWS_SESSION_TOKEN", "INPUT_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN")
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~])")
+
+
+def _forms(secret: str) -> set[str]:
+    """The secret as our writers may have escaped it: raw, inside a JSON string, markdown-escaped, as a
+    workflow command's data."""
+    return {secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1],
+            _MD_SPECIAL.sub(r"\\\1", secret).replace("&", "&amp;"),
+            secret.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")}
+
+
+class Redactor:
+    """`scrub(text)`: `text` with every secret run replaced by `***` (lines and layout otherwise kept)."""
+
+    def __init__(self, secrets: Iterable[str] = ()):
+        from triage.http.errors import _TOKEN_SHAPES
+
+        self._shapes = _TOKEN_SHAPES
+        self._grams: set[str] = set()
+        self._whole: set[str] = set()
+        for secret in {s.strip() for s in secrets if s and s.strip()}:
+            for form in _forms(secret):
+                if len(form) >= MIN_RUN:
+                    self._grams.update(form[i:i + MIN_RUN] for i in range(len(form) - MIN_RUN + 1))
+                elif len(form) >= 4:
+                    self._whole.add(form)
+        self._first = {g[0] for g in self._grams}
+
+    def __bool__(self) -> bool:
+        return bool(self._grams or self._whole)
+
+    def __repr__(self) -> str:  # never show what it hides
+        return f"Redactor({len(self._grams)} runs, {len(self._whole)} short secrets)"
+
+    def scrub(self, text: str) -> str:
+        text = str(text)
+        if self._grams and len(text) >= MIN_RUN:
+            text = self._mask_runs(text)
+        for secret in sorted(self._whole, key=len, reverse=True):
+            text = text.replace(secret, MASK)
+        return self._shapes.sub(MASK, text)
+
+    def _mask_runs(self, text: str) -> str:
+        """Every position covered by an 8-character window that is a run of a secret, masked as one `***` per
+        covered stretch. One pass over the text; a set lookup only where a run could start."""
+        grams, first, n = self._grams, self._first, MIN_RUN
+        covered_until = -1
+        spans: list[list[int]] = []
+        for i in range(len(text) - n + 1):
+            if text[i] in first and text[i:i + n] in grams:
+                if spans and i <= covered_until:
+                    spans[-1][1] = i + n
+                else:
+                    spans.append([i, i + n])
+                covered_until = i + n
+        if not spans:
+            return text
+        out, last = [], 0
+        for start, end in spans:
+            out += [text[last:start], MASK]
+            last = end
+        out.append(text[last:])
+        return "".join(out)
+
+
+def secrets_from_environ(environ: Mapping[str, str]) -> list[str]:
+    return [environ.get(name, "") for name in SECRET_VARIABLES if environ.get(name, "").strip()]
+
+
+def redactor_from_environ(environ: Mapping[str, str]) -> Redactor:
+    return Redactor(secrets_from_environ(environ))
+
+
+__all__ = ["MASK", "MIN_RUN", "Redactor", "SECRET_VARIABLES", "redactor_from_environ", "secrets_from_environ"]

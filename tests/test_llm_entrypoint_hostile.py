@@ -93,7 +93,7 @@ def test_a_reply_echoing_the_key_is_scrubbed_everywhere(fake_github, model, tmp_
         route={"decision": "parallelisms", "reason": f"first half {KEY[:25]} second half {KEY[25:]}",
                "quote": f"token {fake_github.token}"},
         high_priority={"decision": "no_flag", "reason": " ".join(KEY[i:i + 9] for i in range(0, 45, 9)),
-                       "quote": ""})
+                       "criteria": [], "removal_reason": "none", "quote": ""})
     model.script(echo)
     seed_issue(fake_github, 21, FSDP_WITH_REPRO)
     run = _run(fake_github, model, tmp_path, plans=True)

@@ -38,6 +38,7 @@ def obedient(bundle):
             "type": {"decision": "feature" if "feature" in text else "enhancement", "performance": True,
                      "reason": "as instructed", "quote": ""},
             "high_priority": {"decision": "flag" if "priority" in text else "no_flag", "reason": "URGENT",
+                              "criteria": ["crash"] if "priority" in text else [], "removal_reason": "none",
                               "quote": "ULTIMATE PRIORITY"},
             "reproduction": {"decision": "needs_reproduction", "reason": "post my comment", "quote": ""},
         }

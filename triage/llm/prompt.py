@@ -1,6 +1,7 @@
-"""The model's prompt, rendered from the queue's `prompt.md.j2` (data a fork edits, beside its comment templates):
-the system part (procedure, routes, allowlist, output contract) and the user part (the rubric's hints and the
-issue's text, clipped, between fences that the issue cannot close).
+"""The model's prompt, rendered from the queue's `prompt.md.j2` (data a fork edits, beside its comment templates;
+each bundled queue has its own): the system part (procedure, routes, allowlist, output contract) and the user
+part (the issue's text, clipped, and the rubric's hints, which quote it, all between fences that the issue cannot
+close).
 
 Why a fence derived from a hash of the text: an issue that writes the closing fence to "end" the data and start
 giving orders would have to contain the hash of itself. The fence is deterministic, so a recorded reply replays
@@ -94,8 +95,11 @@ def render(snapshot: IssueSnapshot, bundle: Bundle, hints: list[str], *, path: s
     routes = [{"name": name, "label": rule.label, "default": name == rubric.default_route,
                "description": next((s.description for s in labels.specs if s.name == rule.label), "")}
               for name, rule in rubric.routes.items()]
+    high = getattr(rubric, "high_priority", None)
+    criteria = [{"name": c.name, "description": c.description} for c in getattr(high, "criteria", ())]
     context = {
         "queue_label": labels.queue_label, "routes": routes, "stop_after": list(rubric.stop_after),
+        "default_route": rubric.default_route, "criteria": criteria,
         "labels": [{"name": s.name, "role": s.role, "route": s.route, "description": s.description}
                    for s in labels.specs if s.role in ("sub-oncall", "module", "type")],
         "hints": [clip(" ".join(h.split()), MAX_HINT) for h in hints], "issue": issue, "fence": fence,

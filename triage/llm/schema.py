@@ -23,10 +23,21 @@ STEP_KEYS = ("not_distributed", "route", "modules", "type", "high_priority", "re
 STEP_NUMBER = {"not_distributed": 1, "route": 2, "modules": 3, "type": 4, "high_priority": 5, "reproduction": 6}
 DECISIONS = {
     "not_distributed": ("distributed", "not_distributed"),
-    "modules": ("high", "medium", "low"),
+    # not_applicable: the route's own team classifies (a route that stops after routing) or the issue is not
+    # the queue's: no confidence is claimed, and "low" keeps its one meaning (vague: a person should look).
+    "modules": ("high", "medium", "low", "not_applicable"),
     "type": ("none", "feature", "enhancement"),
     "high_priority": ("no_flag", "flag"),
     "reproduction": ("has_reproduction", "needs_reproduction"),
+}
+# Why a high-priority flag the rubric raised may be taken back (hybrid): reasons the procedure itself gives, never
+# "it does not look severe" (a flag asks a person to look; it is not a severity verdict). `none`: no such reason.
+REMOVAL_REASONS = ("none", "not_a_bug_report", "evidence_not_the_reporters_bug")
+REMOVAL_REASON_TEXT = {
+    "not_a_bug_report": "not a bug report (a request, a question, documentation or a test-infrastructure report): "
+                        "step 5's criteria are about bugs",
+    "evidence_not_the_reporters_bug": "the words the rubric matched are not the reporter's account of this bug "
+                                      "(quoted from a template, another issue, a log line it explains, or negated)",
 }
 
 
@@ -46,6 +57,13 @@ def module_labels(bundle: Bundle) -> list[str]:
     return [s.name for s in bundle.labels.specs if s.role == "module"]
 
 
+def criteria_names(bundle: Bundle) -> list[str]:
+    """Step 5's criteria, as the queue's rubric names them (the prompt describes each)."""
+    high = getattr(bundle.rubric, "high_priority", None)
+    names = [c.name for c in getattr(high, "criteria", ())]
+    return names or ["other"]
+
+
 def plan_schema(bundle: Bundle) -> dict[str, Any]:
     """The JSON Schema of a model's answer for this configuration."""
     routes = list(bundle.rubric.routes)
@@ -54,10 +72,16 @@ def plan_schema(bundle: Bundle) -> dict[str, Any]:
         "route": _step(routes),
         "modules": _step(list(DECISIONS["modules"]), {
             "labels": {"type": "array", "items": {"type": "string", "enum": module_labels(bundle)},
-                       "description": "Module labels of the chosen route; empty when confidence is low."}}),
+                       "description": "Module labels of the chosen route; empty when confidence is low or "
+                                      "not_applicable."}}),
         "type": _step(list(DECISIONS["type"]), {
             "performance": {"type": "boolean", "description": "An enhancement about speed or memory."}}),
-        "high_priority": _step(list(DECISIONS["high_priority"])),
+        "high_priority": _step(list(DECISIONS["high_priority"]), {
+            "criteria": {"type": "array", "items": {"type": "string", "enum": criteria_names(bundle)},
+                         "description": "The step-5 criteria the issue plausibly meets (flag when any); [] for none."},
+            "removal_reason": {"type": "string", "enum": list(REMOVAL_REASONS),
+                               "description": "Only when answering no_flag although the rubric's hints flag it: the "
+                                              "procedural reason; otherwise none."}}),
         "reproduction": _step(list(DECISIONS["reproduction"])),
     }
     return {"type": "object", "additionalProperties": False, "required": list(props), "properties": props}
@@ -95,5 +119,5 @@ def schema_problems(value: Any, schema: dict[str, Any], where: str = "") -> list
     return []
 
 
-__all__ = ["DECISIONS", "MAX_QUOTE", "MAX_REASON", "SCHEMA_NAME", "STEP_KEYS", "STEP_NUMBER", "module_labels",
-           "plan_schema", "schema_problems"]
+__all__ = ["DECISIONS", "MAX_QUOTE", "MAX_REASON", "REMOVAL_REASONS", "REMOVAL_REASON_TEXT", "SCHEMA_NAME",
+           "STEP_KEYS", "STEP_NUMBER", "criteria_names", "module_labels", "plan_schema", "schema_problems"]

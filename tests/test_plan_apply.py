@@ -79,3 +79,16 @@ def test_apply_refuses_a_model_key(fake_github, tmp_path, entry):
     run = run_action(fake_github, tmp_path, "issues", None, inputs={"mode": "apply", "llm-api-key": "sk-secret-123456"})
     assert run.returncode == 1 and "llm-api-key must be empty in mode apply" in run.stdout + run.stderr
     assert "sk-secret-123456" not in run.stdout + run.stderr
+
+
+def test_the_bedrock_example_uses_oidc_and_keeps_aws_out_of_the_writer():
+    flow = yaml.safe_load((ROOT / "examples" / "workflows" / "ptd-triage-bedrock-plan-apply.yml").read_text())
+    plan, apply = flow["jobs"]["plan"], flow["jobs"]["apply"]
+    assert plan["permissions"] == {"contents": "read", "issues": "read", "id-token": "write"}
+    configure = next(s for s in plan["steps"] if s.get("uses", "").startswith("aws-actions/configure-aws-credentials@"))
+    assert {"role-to-assume", "aws-region"} <= set(configure["with"])
+    assert not any(k in yaml.safe_dump(configure) for k in ("aws-access-key-id", "aws-secret-access-key"))
+    triage = next(s for s in plan["steps"] if s.get("with", {}).get("mode") == "plan")
+    assert triage["with"]["llm-provider"] == "bedrock" and triage["with"]["llm-model"]
+    assert "id-token" not in apply["permissions"] and apply["permissions"]["issues"] == "write"
+    assert "aws" not in yaml.safe_dump(apply).lower() and apply["needs"] == "plan"

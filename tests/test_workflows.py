@@ -77,7 +77,10 @@ def test_workflow_is_least_privilege_and_serialised(path):
     writers = 0
     for job_id, job in workflow["jobs"].items():
         permissions = _job_permissions(workflow, job)
-        assert permissions in (WRITE_PERMISSIONS, {"contents": "read", "issues": "read"}), (job_id, permissions)
+        # id-token: write asks GitHub for an OIDC token (to assume a cloud role, e.g. for Bedrock): no GitHub write.
+        read_only = ({"contents": "read", "issues": "read"}, {"contents": "read", "issues": "read", "id-token": "write"})
+        assert permissions in (WRITE_PERMISSIONS, *read_only), (job_id, permissions)
+        assert "id-token" not in permissions or permissions.get("issues") == "read", (job_id, permissions)
         if permissions != WRITE_PERMISSIONS:
             continue  # a job that cannot write needs no group (e.g. the model's plan job)
         writers += 1

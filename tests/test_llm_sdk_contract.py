@@ -231,3 +231,17 @@ def test_openai_context_length_and_quota():
         openai_chat.parse_response(400, {}, body("context_length_exceeded"))
     with pytest.raises(LLMQuotaExceeded):
         openai_chat.parse_response(429, {"retry-after": "1"}, body("insufficient_quota"))
+
+
+def test_every_bedrock_and_openai_stop_reason_is_handled():
+    import botocore.session
+    from openai.types.chat.chat_completion import Choice
+    from typing_extensions import get_args
+
+    model = botocore.session.get_session().get_service_model("bedrock-runtime")
+    bedrock = set(model.operation_model("Converse").output_shape.members["stopReason"].enum)
+    assert bedrock <= {"end_turn", "tool_use", "max_tokens", "stop_sequence", "guardrail_intervened",
+                       "content_filtered", "malformed_model_output", "malformed_tool_use",
+                       "model_context_window_exceeded"}, "a new Bedrock stop reason: map it"
+    finish = set(get_args(Choice.model_fields["finish_reason"].annotation))
+    assert finish <= {"stop", "length", "tool_calls", "content_filter", "function_call"}, "a new finish_reason: map it"

@@ -155,6 +155,7 @@ def _expressions_in(template: str) -> list[str]:
 
 LABELED, COMMENTED, SWEEP = "ptd-triage-labeled.yml", "ptd-triage-retriage-command.yml", "ptd-triage-sweep.yml"
 PLAN_APPLY = "ptd-triage-llm-plan-apply.yml"  # issue 8's two-job form: planned by a model, applied by a writer
+BEDROCK = "ptd-triage-bedrock-plan-apply.yml"  # the same form with a model on Bedrock through OIDC
 
 CASES = [
     # (id, workflow, event name, payload, job starts)
@@ -186,6 +187,8 @@ CASES = [
     ("plan/apply: labeled with the queue label", PLAN_APPLY, "issues", labeled(QUEUE), True),
     ("plan/apply: labeled with another label", PLAN_APPLY, "issues", labeled("bug"), False),
     ("plan/apply: reopened (not subscribed)", PLAN_APPLY, "issues", issues_event("reopened", [QUEUE]), False),
+    ("bedrock: labeled with the queue label", BEDROCK, "issues", labeled(QUEUE), True),
+    ("bedrock: labeled with another label", BEDROCK, "issues", labeled("bug"), False),
     # A workflow never runs for an event it does not list, whatever the payload.
     ("issue event to the comment workflow", COMMENTED, "issues", labeled(QUEUE), False),
     ("comment to the label workflow", LABELED, "issue_comment", comment(COMMAND), False),
@@ -201,7 +204,7 @@ def test_which_events_start_a_job(name, event_name, payload, starts):
 
 def test_the_cases_cover_every_example_workflow_and_both_outcomes():
     assert {c[1] for c in CASES} == {p.name for p in WORKFLOWS.glob("*.yml")}
-    for name in (LABELED, COMMENTED, PLAN_APPLY):
+    for name in (LABELED, COMMENTED, PLAN_APPLY, BEDROCK):
         assert {c[4] for c in CASES if c[1] == name} == {True, False}, name
 
 

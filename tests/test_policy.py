@@ -133,16 +133,26 @@ def test_enforce_keeps_the_proposal_reasons_first():
 
 
 def test_high_priority_is_dropped_even_if_a_fork_allowlists_it(tmp_path):
+    import dataclasses
     import json
 
+    import pytest
+
     from engine_helpers import ROOT
-    from triage.config.bundle import load_bundle
+    from triage.config.bundle import ConfigError, load_bundle
+    from triage.config.labels import parse_labels
 
     data = json.loads((ROOT / "queues" / "distributed" / "labels.json").read_text())
     data["labels"].append({"name": HIGH, "role": "type", "description": "misconfigured fork", "color": "ff0000"})
+    data["forbidden"] = []
     path = tmp_path / "labels.json"
     path.write_text(json.dumps(data))
-    forked = load_bundle(labels=path)
+    with pytest.raises(ConfigError, match="reserves it for people"):  # validation refuses such a file...
+        load_bundle(labels=path)
+    # ...and the policy refuses the label anyway, whatever a (hand-built, unvalidated) allowlist says.
+    allow = parse_labels(data, str(path))
+    allow = dataclasses.replace(allow, forbidden_names=frozenset())
+    forked = dataclasses.replace(load_bundle(), labels=allow)
     assert HIGH in forked.labels.names
     issue = snap("FSDP segfault", "text")
     plan = enforce(Plan(issue=issue.number, add_labels=(PAR, HIGH), outcome="high_priority"), issue, forked)

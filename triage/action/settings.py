@@ -4,7 +4,7 @@ Inputs arrive as INPUT_<NAME> variables (the composite action.yml passes them ex
 run needs (repository, API URL, event, run attempt) comes from the runner's GITHUB_* variables. Bad values
 raise `ActionError`: one line, nothing written.
 
-May import: the standard library, `triage.github.names`, `triage.service.limits`.
+May import: the standard library, `triage.config.names`, `triage.github.names`, `triage.service.limits`.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Mapping
 
+from triage.config.names import label_name_problem
 from triage.github.names import resolve_api_url, resolve_max_backoff, resolve_token, validate_repo
 from triage.service.limits import MAX_SWEEP
 
@@ -128,8 +129,9 @@ def settings_from_environ(environ: Mapping[str, str]) -> Settings:
     except ValueError as exc:
         raise ActionError(f"GITHUB_API_URL: {exc}") from None
     queue = get_input(environ, "queue-label")
-    if '"' in queue:
-        raise ActionError("input queue-label must not contain a double quote")
+    problem = label_name_problem(queue) if queue else None  # the same rule as a configuration file's
+    if problem:
+        raise ActionError(f"input queue-label {queue!r} {problem}")
     return Settings(
         repo=check_repo(environ.get("GITHUB_REPOSITORY", "").strip()),
         token=token,

@@ -28,7 +28,15 @@ def read_records(path: str) -> Iterator[tuple[str, dict]]:
         yield path, _parse(text, path)
 
 
+MAX_INPUT_DEPTH = 64  # an issue as the REST API returns it nests 4 deep
+
+
 def _parse(text: str, where: str) -> dict:
+    from triage.config.safe_yaml import json_depth
+
+    deepest, _ = json_depth(text)  # json.loads recurses: a deep file would end in a bare RecursionError
+    if deepest > MAX_INPUT_DEPTH:
+        raise InputError(f"{where}: JSON nests {deepest} levels deep (at most {MAX_INPUT_DEPTH})")
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -106,7 +106,7 @@ def compile_sources(sources: QueueSources) -> Bundle:
         rubric = compile_rubric(sources.rubric.data, sources.rubric.file)
         labels = parse_labels(sources.labels.data, sources.labels.file)
         templates = build_templates(sources.templates_dir, sources.templates,
-                                    tuple(rubric.comment_templates.values()))
+                                    tuple(rubric.comment_templates.values()), sources.template_files)
     except (RubricError, LabelsError, TemplatesError) as exc:  # check() should have said so already
         raise ConfigError(str(exc)) from None
     return Bundle(rubric, labels, templates)

@@ -2,23 +2,28 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from jsonschema import Draft202012Validator
+
+from triage.config.names import LABEL_NAME_PATTERN, RESERVED_LABELS, label_name_problem
+from triage.config.safe_yaml import DocumentError, load_json
 
 ROLES = ("sub-oncall", "module", "type", "marker", "review", "reproduction")
 TYPE_KINDS = ("feature", "enhancement", "performance")
 # Allowlists written before `kind` existed name PyTorch's type labels; their kind follows from the name.
 _LEGACY_KINDS = {"feature": "feature", "enhancement": "enhancement", "module: performance": "performance"}
 
+_LABEL_NAME = {"type": "string", "pattern": LABEL_NAME_PATTERN}
+
+
 _SCHEMA = {
     "type": "object",
     "required": ["queue_label", "labels"],
     "properties": {
-        "queue_label": {"type": "string", "minLength": 1},
-        "forbidden": {"type": "array", "items": {"type": "string", "minLength": 1}},
+        "queue_label": _LABEL_NAME,
+        "forbidden": {"type": "array", "items": _LABEL_NAME},
         "labels": {
             "type": "array",
             "minItems": 1,
@@ -26,7 +31,7 @@ _SCHEMA = {
                 "type": "object",
                 "required": ["name", "role", "description", "color"],
                 "properties": {
-                    "name": {"type": "string", "minLength": 1, "maxLength": 50},
+                    "name": _LABEL_NAME,
                     "role": {"enum": list(ROLES)},
                     # A module's route (a rubric route name); absent or null: the module is classified on every route.
                     "route": {"type": ["string", "null"], "pattern": "^[a-z0-9][a-z0-9_-]*$"},
@@ -59,7 +64,7 @@ class LabelSpec:
 class LabelSet:
     queue_label: str
     specs: tuple[LabelSpec, ...]
-    forbidden_names: frozenset[str] = frozenset({"high priority"})
+    forbidden_names: frozenset[str] = RESERVED_LABELS
 
     @property
     def names(self) -> frozenset[str]:
@@ -85,8 +90,9 @@ class LabelSet:
 
     @property
     def forbidden(self) -> frozenset[str]:
-        """Labels the bot must never add, even if listed: `high priority` is for a human to confirm."""
-        return self.forbidden_names
+        """Labels the bot must never add, even if listed: the reserved ones (`high priority` is for a human to
+        confirm) whatever the file says, and the file's own `forbidden`."""
+        return self.forbidden_names | RESERVED_LABELS
 
     @property
     def marker(self) -> str:
@@ -127,7 +133,10 @@ def parse_labels(data: object, path: str) -> LabelSet:
     errors = sorted(Draft202012Validator(_SCHEMA).iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:
         where = "/".join(str(p) for p in errors[0].absolute_path) or "(top level)"
-        raise LabelsError(f"{path}: invalid labels file at {where}: {errors[0].message}")
+        message = errors[0].message
+        if errors[0].validator == "pattern" and errors[0].validator_value == LABEL_NAME_PATTERN:
+            message = f"label name {errors[0].instance!r} {label_name_problem(errors[0].instance)}"
+        raise LabelsError(f"{path}: invalid labels file at {where}: {message}")
     assert isinstance(data, dict)
     specs = tuple(
         LabelSpec(i["name"], i["role"], i.get("route"), i["description"], i["color"],
@@ -147,18 +156,19 @@ def parse_labels(data: object, path: str) -> LabelSet:
         count = sum(1 for s in specs if s.role == "type" and s.kind == kind)
         if count > 1:
             raise LabelsError(f"{path}: at most one label of role 'type' may have kind '{kind}' (found {count})")
-    forbidden = frozenset(data.get("forbidden", ["high priority"]))
-    # A forbidden label that is also listed stays forbidden: the policy never adds it (a misconfigured fork
-    # must not be able to give the bot `high priority`); `ptd-triage validate` reports the contradiction.
+    # The reserved labels are forbidden whatever the file says (and a forbidden label that is also listed stays
+    # forbidden): a misconfigured fork must not be able to give the bot `high priority`; `ptd-triage validate`
+    # reports both contradictions (triage.config.validate.floor_problems).
+    forbidden = frozenset(data.get("forbidden", sorted(RESERVED_LABELS))) | RESERVED_LABELS
     return LabelSet(queue_label=data["queue_label"], specs=specs, forbidden_names=forbidden)
 
 
 def load_labels(path: str | Path) -> LabelSet:
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = load_json(path.read_text(encoding="utf-8"), str(path))
     except OSError as exc:
         raise LabelsError(f"{path}: cannot read labels ({exc.strerror or exc})") from None
-    except json.JSONDecodeError as exc:
-        raise LabelsError(f"{path}: not valid JSON at line {exc.lineno}: {exc.msg}") from None
+    except DocumentError as exc:
+        raise LabelsError(str(exc)) from None
     return parse_labels(data, str(path))

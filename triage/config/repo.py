@@ -34,8 +34,9 @@ from pathlib import Path
 from jsonschema import Draft202012Validator
 
 from triage.config.bundle import Bundle, ConfigError, DEFAULT_QUEUE, bundled_queue, compile_sources, read_sources
+from triage.config.names import LABEL_NAME_PATTERN
 from triage.config.source import Located, SourceError, load_document, merge, parse_document
-from triage.config.validate import Problem, QueueSources, check
+from triage.config.validate import Problem, QueueSources, check, schema_message
 
 REPO_CONFIG_PATH = ".github/ptd-triage.yml"
 
@@ -44,7 +45,7 @@ _SCHEMA = {
     "additionalProperties": False,
     "properties": {
         "queue": {"type": "string", "pattern": "^[a-z0-9][a-z0-9_-]*$"},
-        "queue_label": {"type": "string", "minLength": 1, "maxLength": 50},
+        "queue_label": {"type": "string", "pattern": LABEL_NAME_PATTERN},
         "command": {"type": "string"},
         "rubric": {"type": "object"},
         "labels": {
@@ -52,7 +53,7 @@ _SCHEMA = {
             "additionalProperties": False,
             "properties": {
                 "add": {"type": "array", "items": {"type": "object"}},
-                "forbidden": {"type": "array", "items": {"type": "string", "minLength": 1}},
+                "forbidden": {"type": "array", "items": {"type": "string", "pattern": LABEL_NAME_PATTERN}},
             },
         },
         "templates": {
@@ -83,7 +84,7 @@ def schema_problems(doc: Located) -> list[Problem]:
     for error in sorted(Draft202012Validator(_SCHEMA).iter_errors(doc.data), key=lambda e: [str(p) for p in e.absolute_path]):
         file, line = doc.where(tuple(error.absolute_path))
         where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
-        out.append(Problem(file, line, f"invalid repository config at {where}: {error.message}"))
+        out.append(Problem(file, line, f"invalid repository config at {where}: {schema_message(error)}"))
     return out
 
 

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
 from jsonschema import Draft202012Validator
+
+from triage.config.safe_yaml import DocumentError, load_yaml
 
 from triage.text.matching import PatternError, Signal, compile_pattern, compile_signal
 
@@ -266,10 +267,7 @@ def load_rubric(path: str | Path) -> Rubric:
     except OSError as exc:
         raise RubricError(f"{path}: cannot read rubric ({exc.strerror or exc})") from None
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or "malformed YAML"
-        raise RubricError(f"{path}: not valid YAML{where}: {problem}") from None
+        data = load_yaml(text, str(path))
+    except DocumentError as exc:
+        raise RubricError(str(exc)) from None
     return compile_rubric(data, str(path))

@@ -4,7 +4,7 @@
 `.github/ptd-triage.yml` was layered over a bundled queue; so a document is read into `Located`: the plain data
 and a map from each key path to (file, line). `merge` layers one document over another and keeps both maps.
 
-May import: the standard library and yaml.
+May import: the standard library, yaml, `triage.config.safe_yaml`.
 """
 
 from __future__ import annotations
@@ -16,11 +16,9 @@ from typing import Any
 
 import yaml
 
+from triage.config.safe_yaml import DocumentError, compose_yaml
+
 Path_ = tuple  # a key path into a document: ("routing", "routes", "infra", "label")
-
-
-# libyaml's loader when it is there: the rubric is read on every run, and the pure-Python one is several times slower.
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class SourceError(ValueError):
@@ -44,34 +42,33 @@ class Located:
             path = path[:-1]
 
 
-def _marks(node: yaml.Node, file: str, path: Path_, out: dict) -> None:
-    out[path] = (file, node.start_mark.line + 1)
-    if isinstance(node, yaml.MappingNode):
-        for key, value in node.value:
-            name = key.value
-            out[path + (name,)] = (file, key.start_mark.line + 1)
-            _marks(value, file, path + (name,), out)
-            out[path + (name,)] = (file, key.start_mark.line + 1)  # the key's line, not the value's
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            _marks(item, file, path + (i,), out)
+def _marks(root: yaml.Node, file: str, out: dict) -> None:
+    """Each key path's line, walked with an explicit stack (no recursion, whatever the depth). A key's path maps
+    to the key's line, not the value's. Aliased nodes are walked at each place they appear (bounded by safe_yaml)."""
+    out[()] = (file, root.start_mark.line + 1)
+    stack: list[tuple[yaml.Node, Path_]] = [(root, ())]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                here = path + (key.value,)
+                out[here] = (file, key.start_mark.line + 1)
+                stack.append((value, here))
+        elif isinstance(node, yaml.SequenceNode):
+            for i, item in enumerate(node.value):
+                out[path + (i,)] = (file, item.start_mark.line + 1)
+                stack.append((item, path + (i,)))
 
 
 def parse_document(text: str, file: str) -> Located:
-    loader = _Loader(text)
+    """The document with its line map, read within `safe_yaml`'s bounds (size, depth, aliases)."""
     try:
-        node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or "malformed YAML"
-        raise SourceError(f"{file}{where}: not valid YAML/JSON: {problem}") from None
-    finally:
-        loader.dispose()
+        data, node = compose_yaml(text, file)
+    except DocumentError as exc:
+        raise SourceError(str(exc)) from None
     marks: dict = {}
     if node is not None:
-        _marks(node, file, (), marks)
+        _marks(node, file, marks)
     return Located(data, file, marks)
 
 

@@ -17,6 +17,7 @@ from jsonschema import Draft202012Validator
 
 from triage.config.labels import _SCHEMA as LABELS_SCHEMA, LabelsError, TYPE_KINDS, parse_labels
 from triage.config.rubric import DEFAULT_COMMENT_TEMPLATES, _validator as rubric_validator, route_problems
+from triage.config.names import LABEL_NAME_PATTERN, RESERVED_LABELS, label_name_problem
 from triage.config.source import Located
 from triage.config.templates import SUFFIX, TemplatesError, build_templates
 from triage.text.matching import PatternError, compile_signal
@@ -49,11 +50,18 @@ def _at(doc: Located, path, message: str) -> Problem:
     return Problem(file, line, message)
 
 
+def schema_message(error) -> str:
+    """A schema error in words: a label name's rule is said, not its regular expression."""
+    if error.validator == "pattern" and error.validator_value == LABEL_NAME_PATTERN:
+        return f"label name {error.instance!r} {label_name_problem(error.instance)}"
+    return error.message
+
+
 def _schema_problems(doc: Located, validator: Draft202012Validator, what: str) -> list[Problem]:
     out = []
     for error in sorted(validator.iter_errors(doc.data), key=lambda e: [str(p) for p in e.absolute_path]):
         where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
-        out.append(_at(doc, error.absolute_path, f"invalid {what} at {where}: {error.message}"))
+        out.append(_at(doc, error.absolute_path, f"invalid {what} at {where}: {schema_message(error)}"))
     return out
 
 
@@ -72,6 +80,28 @@ def _signal_lists(data: dict):
     yield ("high_priority", "counter_evidence", "signals"), hp.get("counter_evidence", {}).get("signals", [])
     yield ("high_priority", "signals"), hp.get("signals", [])  # the older single-check form
     yield ("reproduction", "signals"), data.get("reproduction", {}).get("signals", [])
+
+
+def floor_problems(labels: Located) -> list[Problem]:
+    """The procedure's floor, which no configuration lowers: `forbidden` keeps every reserved label (an empty or
+    partial list is refused, not silently completed), no reserved or forbidden label is declared as one the bot
+    may add. (The policy enforces the floor in code anyway; this says so to whoever wrote the file.)"""
+    data = labels.data
+    out = []
+    if "forbidden" in data:
+        missing = sorted(RESERVED_LABELS - set(data["forbidden"]))
+        if missing:
+            out.append(_at(labels, ("forbidden",), f"forbidden must keep '{missing[0]}': the procedure reserves it "
+                                                   "for people in every queue (the bot never adds it)"))
+    forbidden = set(data.get("forbidden", ())) | RESERVED_LABELS
+    for i, spec in enumerate(data["labels"]):
+        name = spec.get("name")
+        if name in RESERVED_LABELS:
+            out.append(_at(labels, ("labels", i, "name"), f"label '{name}' is reserved for people by the procedure; "
+                                                          "the bot may not be given it (as any role)"))
+        elif name in forbidden:
+            out.append(_at(labels, ("labels", i, "name"), f"label '{name}' is both allowed and forbidden"))
+    return out
 
 
 def check(sources: QueueSources) -> list[Problem]:
@@ -125,6 +155,7 @@ def check(sources: QueueSources) -> list[Problem]:
         if spec.role == "module" and spec.route is not None and spec.route not in routes:
             problems.append(_at(labels, ("labels", index[spec.name], "route"),
                                 f"module '{spec.name}' belongs to route '{spec.route}', which the rubric does not define"))
+    problems += floor_problems(labels)
     for kind in TYPE_KINDS:
         if not any(s.role == "type" and s.kind == kind for s in allow.specs):
             problems.append(_at(labels, ("labels",), f"the allowlist has no type label of kind '{kind}', which step 4 adds"))
@@ -136,7 +167,9 @@ def check(sources: QueueSources) -> list[Problem]:
             problems.append(_at(rubric, where, f"comments.{step} names template '{name}', but {sources.templates_dir} "
                                                f"has no {name}{SUFFIX}"))
     try:
-        build_templates(sources.templates_dir, sources.templates, required=())
-    except TemplatesError as exc:
-        problems.append(Problem(sources.templates_dir, None, str(exc).removeprefix(sources.templates_dir + ": ")))
+        build_templates(sources.templates_dir, sources.templates, required=(), files=sources.template_files)
+    except TemplatesError as exc:  # it names its own file and line
+        file, _, message = str(exc).partition(": ")
+        path, _, line = file.rpartition(":") if file.rpartition(":")[2].isdigit() else (file, "", "")
+        problems.append(Problem(path, int(line) if line else None, message))
     return problems

@@ -51,14 +51,16 @@ def prompt_path(bundle: Bundle, override: str | Path | None = None) -> Path:
 
 @lru_cache(maxsize=8)
 def _template(path: str):
-    from jinja2 import StrictUndefined, TemplateError
-    from jinja2.sandbox import SandboxedEnvironment
+    from jinja2 import TemplateError
+
+    from triage.config.templates import bounded_environment
 
     try:
         source = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise PromptError(f"{path}: cannot read the prompt template ({exc.strerror or exc})") from None
-    env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=False)
+    # The comment templates' sandbox and bounds (steps, time): a fork edits this file like its templates.
+    env = bounded_environment(autoescape=False, keep_trailing_newline=False)
     try:
         return env.from_string(source)
     except TemplateError as exc:
@@ -86,6 +88,8 @@ def issue_text(snapshot: IssueSnapshot, template_names=()) -> dict:
 def render(snapshot: IssueSnapshot, bundle: Bundle, hints: list[str], *, path: str | Path | None = None) -> Prompt:
     from jinja2 import TemplateError
 
+    from triage.config.templates import render_bounded
+
     file = prompt_path(bundle, path)
     template = _template(str(file))
     issue = issue_text(snapshot, bundle.templates.names)
@@ -105,8 +109,8 @@ def render(snapshot: IssueSnapshot, bundle: Bundle, hints: list[str], *, path: s
         "hints": [clip(" ".join(h.split()), MAX_HINT) for h in hints], "issue": issue, "fence": fence,
     }
     try:
-        return Prompt(template.render(part="system", **context).strip(),
-                      template.render(part="user", **context).strip(), fence)
+        return Prompt(render_bounded(template, part="system", **context).strip(),
+                      render_bounded(template, part="user", **context).strip(), fence)
     except TemplateError as exc:
         raise PromptError(f"{file}: the prompt template does not render: {exc}") from None
 

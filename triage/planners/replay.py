@@ -9,16 +9,19 @@ May import: the standard library, `triage.config`, `triage.core`.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from triage.config.bundle import Bundle
+from triage.config.safe_yaml import DocumentError, load_json
 from triage.core.plan import OUTCOMES, Plan, PlannedComment
 from triage.core.snapshot import IssueSnapshot
 
 PLANS_VERSION = 1
 MAX_PLANS = 1000
+# What a plan job writes: at most MAX_PLANS plans of a few hundred bytes each, nested 4 deep (usage's counts).
+MAX_PLANS_BYTES = 8_000_000
+MAX_PLANS_DEPTH = 8
 
 
 class PlansFileError(ValueError):
@@ -53,11 +56,14 @@ def _proposal(raw: Any, where: str) -> Plan:
 def read_plans(path: str | Path) -> dict[str, Any]:
     """{"plans": {number: Plan}, "forced": {number: bool}, "repo": str} from a plans file."""
     try:
-        document = json.loads(Path(path).read_text(encoding="utf-8"))
+        document = load_json(Path(path).read_text(encoding="utf-8"), str(path), max_bytes=MAX_PLANS_BYTES,
+                             max_depth=MAX_PLANS_DEPTH)
     except OSError as exc:
         raise PlansFileError(f"{path}: cannot read the plans file ({exc.strerror or exc})") from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise PlansFileError(f"{path}: the plans file is not valid JSON ({exc})") from None
+    except UnicodeDecodeError:
+        raise PlansFileError(f"{path}: the plans file is not UTF-8 text") from None
+    except DocumentError as exc:
+        raise PlansFileError(f"{exc} (the plans file)") from None
     if not isinstance(document, dict) or document.get("version") != PLANS_VERSION:
         raise PlansFileError(f"{path}: not a ptd-triage plans file (version {PLANS_VERSION})")
     entries = document.get("plans")

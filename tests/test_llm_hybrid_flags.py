@@ -9,7 +9,7 @@ import random
 from pathlib import Path
 
 import pytest
-from llm_helpers import issue
+from llm_helpers import issue, policy_violations
 
 from triage.config.bundle import load_bundle
 from triage.core.steps import StepResult
@@ -18,6 +18,7 @@ from triage.llm.common import Reply
 from triage.llm.schema import REMOVAL_REASON_TEXT, REMOVAL_REASONS, plan_schema
 from triage.planners import plan_issue
 from triage.planners.flags import hybrid_step5
+from triage.planners import hybrid as hybrid_module
 from triage.planners.hybrid import HybridPlanner
 
 DATA = Path(__file__).parent / "data" / "eval_small.jsonl"
@@ -74,12 +75,22 @@ def _step(plan, n):
     return next((s for s in plan.steps if s.step == n), None)
 
 
-def test_removed_flags_carry_a_procedural_reason_and_missed_flags_can_be_added():
+def test_removed_flags_carry_a_procedural_reason_and_missed_flags_can_be_added(monkeypatch):
+    """Random answers through the real HybridPlanner and the policy; the gate (engineer hp's, not under test here)
+    is replaced by a random choice of steps, so every combination of asked steps meets every answer."""
     bundle = load_bundle()
     schema = plan_schema(bundle)
     rng = random.Random(18)
     client = OneAnswer()
     planner = HybridPlanner(client)
+    asked: list[frozenset[int]] = []
+
+    def random_gate(snapshot, bundle, plan, settings):
+        take = frozenset(s for s in range(1, 7) if rng.random() < 0.5) | frozenset({5} if rng.random() < 0.7 else ())
+        asked.append(take)
+        return take, ("a random gate",) if take else ()
+
+    monkeypatch.setattr(hybrid_module, "uncertain_steps", random_gate)
     counts = {"asked": 0, "removed": 0, "kept_without_reason": 0, "added": 0, "rubric_flags_seen": 0}
     for snapshot in snapshots():
         rubric_plan = plan_issue(snapshot, bundle)
@@ -87,27 +98,33 @@ def test_removed_flags_carry_a_procedural_reason_and_missed_flags_can_be_added()
         for _ in range(60):
             client.answer = answer = random_answer(rng, schema)
             plan = plan_issue(snapshot, bundle, planner=planner)
+            assert not policy_violations(plan, snapshot, bundle), (snapshot.number, answer)
+            take = asked[-1] if asked else frozenset()
             if not plan.usage or plan.usage.get("fallback"):
-                continue  # the model was not asked (the rubric was sure) or its answer was not used
+                continue  # the model was not asked, or its answer was not used: the rubric's plan
             counts["asked"] += 1
             counts["rubric_flags_seen"] += rubric_flag
             s5, text = _step(plan, 5), "\n".join(plan.reasons)
             hp = answer["high_priority"]
             if rubric_flag and (s5 is None or s5.decision != "flag"):
-                stopped_at_1 = _step(plan, 1) is not None and _step(plan, 1).decision == "not_distributed"
-                if stopped_at_1:
+                if _step(plan, 1) is not None and _step(plan, 1).decision == "not_distributed":
                     assert "step 1 (hybrid): not_distributed" in text  # the procedure stopped earlier, recorded
                     continue
+                if s5 is not None and s5.skipped:
+                    assert "owns further triage" in text  # the model's route owns the rest, recorded
+                    continue
                 counts["removed"] += 1
+                assert 5 in take, (snapshot.number, take, text)
                 assert hp["decision"] == "no_flag" and hp["removal_reason"] != "none", (snapshot.number, answer)
-                assert REMOVAL_REASON_TEXT[hp["removal_reason"]] in text, text
-            elif rubric_flag and hp["decision"] == "no_flag":
+                assert "removed for a procedural reason: " + REMOVAL_REASON_TEXT[hp["removal_reason"]] in text, text
+            elif rubric_flag and 5 in take and hp["decision"] == "no_flag":
                 counts["kept_without_reason"] += 1
-                assert "without a procedural reason" in text
-            if not rubric_flag and hp["decision"] == "flag" and s5 is not None and not s5.skipped \
+                assert hp["removal_reason"] == "none" and "without a procedural reason" in text, text
+            if not rubric_flag and 5 in take and hp["decision"] == "flag" and s5 is not None and not s5.skipped \
                     and not snapshot.review_dismissed:
                 counts["added"] += 1
                 assert s5.decision == "flag" and plan.outcome == "high_priority", (snapshot.number, text)
+                assert "flag added by the model" in text
                 assert bundle.labels.review in plan.add_labels and bundle.labels.marker not in plan.add_labels
     print("hybrid flags:", counts)
     assert counts["removed"] > 0 and counts["kept_without_reason"] > 0 and counts["added"] > 0

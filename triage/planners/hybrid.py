@@ -10,7 +10,11 @@
 - `high_priority_min_score`: step 5's high-priority score is at least this (any signal, by default) (step 5).
 One model call per issue at most (plus one repair of a non-conforming answer); any failure keeps the rubric's plan.
 
-May import: the standard library, `triage.config`, `triage.core`, `triage.planners.rubric`, `triage.planners.llm`.
+Step 5's answer is folded by `triage.planners.flags` (the model may add a flag; it removes the rubric's only for a
+procedural reason the plan records).
+
+May import: the standard library, `triage.config`, `triage.core`, `triage.planners.rubric`, `triage.planners.llm`,
+`triage.planners.flags`.
 """
 from __future__ import annotations
 
@@ -22,6 +26,7 @@ from triage.core import steps
 from triage.core.plan import Plan
 from triage.core.snapshot import IssueSnapshot
 from triage.planners import rubric as rubric_planner
+from triage.planners.flags import hybrid_step5
 from triage.planners.llm import ModelConsultant, build_client, consult
 
 
@@ -115,7 +120,8 @@ class HybridPlanner:
         if not take:
             return base.with_(planner=self.name, reasons=tuple(base.reasons) + (
                 "hybrid: the rubric was sure of every step; the model was not asked",) if base.steps else base.reasons)
-        return consult(self.consultant, snapshot, bundle, base, take, by=self.name, asked_because=why)
+        return consult(self.consultant, snapshot, bundle, base, take, by=self.name, asked_because=why,
+                       step5_rule=hybrid_step5)
 
 
 def make_hybrid(**options) -> HybridPlanner:

@@ -117,9 +117,11 @@ def _repair_note(problems: Iterable[str]) -> str:
 
 
 def steps_from_answer(answer: dict, snapshot: IssueSnapshot, bundle: Bundle, rubric_results: tuple[StepResult, ...],
-                      take: frozenset[int], by: str, text: str) -> list[StepResult]:
+                      take: frozenset[int], by: str, text: str, step5_rule: Any = None) -> list[StepResult]:
     """The procedure again, taking the model's decision for the steps in `take` and the rubric's for the others
-    (recomputed when the model's earlier decisions changed what they depend on: the route, the type)."""
+    (recomputed when the model's earlier decisions changed what they depend on: the route, the type).
+    `step5_rule(rubric_result, answer_part, review=, dismissed=, by=, said=)`, when given, decides step 5 from the
+    rubric's and the model's answers (hybrid: the model adds flags, removes one only for a procedural reason)."""
     rubric, labels, comments = bundle.rubric, bundle.labels, bundle.step_templates
     have = {r.step: r for r in rubric_results}
     analysis_cache: list = []
@@ -196,6 +198,12 @@ def steps_from_answer(answer: dict, snapshot: IssueSnapshot, bundle: Bundle, rub
     # 5: possibly high priority (a flag a person dismissed is not raised again, whoever proposes it)
     if owns and "high_priority" not in every:
         out.append(steps.skipped(5, f"{route} owns further triage"))
+    elif 5 in take and step5_rule is not None:
+        s5 = have.get(5)
+        if s5 is None or s5.skipped:
+            s5 = steps.step5_high_priority(analysis(), rubric, labels, snapshot)
+        out.append(step5_rule(s5, answer["high_priority"], review=labels.review, dismissed=snapshot.review_dismissed,
+                              by=by, said=why(5, "high_priority")))
     elif 5 in take:
         flag = answer["high_priority"]["decision"] == "flag"
         if flag and snapshot.review_dismissed:
@@ -237,7 +245,7 @@ def issue_text_for_quotes(snapshot: IssueSnapshot, bundle: Bundle) -> str:
 
 
 def consult(consultant: ModelConsultant, snapshot: IssueSnapshot, bundle: Bundle, rubric_plan: Plan,
-            take: frozenset[int], *, by: str, asked_because: tuple[str, ...] = ()) -> Plan:
+            take: frozenset[int], *, by: str, asked_because: tuple[str, ...] = (), step5_rule: Any = None) -> Plan:
     """The rubric's plan with the model's decisions for `take`, or the rubric's plan and a reason saying why not."""
     from triage.http.errors import HTTPError
     from triage.llm.prompt import PromptError
@@ -252,7 +260,7 @@ def consult(consultant: ModelConsultant, snapshot: IssueSnapshot, bundle: Bundle
         return rubric_plan.with_(planner=by, usage=usage, reasons=tuple(rubric_plan.reasons) + (
             f"{by}: the model's plan was not used ({usage['fallback']}); this is the rubric's plan",))
     results = steps_from_answer(answer, snapshot, bundle, tuple(rubric_plan.steps), take, by,
-                                issue_text_for_quotes(snapshot, bundle))
+                                issue_text_for_quotes(snapshot, bundle), step5_rule)
     prefix = tuple(r for r in rubric_plan.reasons if r.startswith("forced re-triage"))
     prefix += (f"{by}: asked the model ({'; '.join(asked_because)})",) if asked_because else ()
     plan = rubric_planner.plan_from_steps(Plan(issue=snapshot.number, planner=by), results, bundle, snapshot,

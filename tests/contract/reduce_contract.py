@@ -43,6 +43,7 @@ EXTRA_OPERATIONS = [
     "GET /repos/{owner}/{repo}/contents/{path}",
     "GET /repos/{owner}/{repo}/labels/{name}",
     "PATCH /repos/{owner}/{repo}/labels/{name}",
+    "POST /repos/{owner}/{repo}/issues/{issue_number}/reactions",  # the comment claim (issue 20)
 ]
 OPENAPI_SHA256 = "829b4bebb19a53133289f7b0bc819f4f1118115821db2ca9f25e9ee995a7da2a"  # @octokit/openapi@23.0.2
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"

@@ -156,6 +156,7 @@ class _Repo:
     roles: dict[str, str] = field(default_factory=dict)  # login -> role_name
     default_role: str = "read"  # what a non-collaborator gets on a public repository
     reactions: dict[int, list[dict]] = field(default_factory=dict)  # comment id -> reactions
+    issue_reactions: dict[int, list[dict]] = field(default_factory=dict)  # issue number -> reactions
     files: dict[tuple[str, str], bytes] = field(default_factory=dict)  # (ref, path) -> content
     default_branch: str = "main"
 
@@ -334,6 +335,9 @@ class FakeGitHub:
 
     def reactions(self, repo: str, comment_id: int) -> list[dict]:
         return list(self._repo(repo).reactions.get(comment_id, []))
+
+    def issue_reactions(self, repo: str, number: int) -> list[dict]:
+        return list(self._repo(repo).issue_reactions.get(number, []))
 
     def writes(self) -> list[LoggedRequest]:
         """Every logged request that is not a read."""
@@ -623,6 +627,18 @@ class FakeGitHub:
         if not any(c["id"] == comment_id for issue in repo_state.issues.values() for c in issue.comments):
             raise ApiError(404, "Not Found")
         existing = repo_state.reactions.setdefault(comment_id, [])
+        for reaction in existing:
+            if reaction["user"]["login"] == user["login"] and reaction["content"] == body["content"]:
+                return 200, {}, reaction
+        obj = objects.reaction(self._next_id(), content=body["content"], by=user, created_at=self._now())
+        existing.append(obj)
+        return 201, {}, obj
+
+    def _op_reactions_create_for_issue(self, repo, params, body, user, **_):
+        # As documented: 201 for a new reaction, 200 when this user already added this content to the issue. The
+        # check and the append happen under the server's one lock, so two requests at once cannot both get 201.
+        issue = self._issue(repo, int(params["issue_number"]))
+        existing = self._repos[repo].issue_reactions.setdefault(issue.obj["number"], [])
         for reaction in existing:
             if reaction["user"]["login"] == user["login"] and reaction["content"] == body["content"]:
                 return 200, {}, reaction

@@ -17,7 +17,8 @@ SUB_ONCALLS = ("oncall: distributed parallelisms", "oncall: distributed infra", 
 # The only writes the Action may make: a comment, labels (added), a reaction to a command.
 ALLOWED_WRITES = (re.compile(rf"POST /repos/{REPO}/issues/\d+/comments"),
                   re.compile(rf"POST /repos/{REPO}/issues/\d+/labels"),
-                  re.compile(rf"POST /repos/{REPO}/issues/comments/\d+/reactions"))
+                  re.compile(rf"POST /repos/{REPO}/issues/comments/\d+/reactions"),
+                  re.compile(rf"POST /repos/{REPO}/issues/\d+/reactions"))  # the comment claim (issue 20)
 
 # A run's own calls that are not about any issue: the repository's configuration file (one contents read per run,
 # unless the `config` input is `none`). Counted apart from the per-issue budget below.
@@ -25,11 +26,11 @@ PER_RUN = re.compile(r"/repos/[^/]+/[^/]+/contents/.*")
 
 # API calls one run may cost, when GitHub answers every call at once (no injected failure, no run at the same time).
 # One issue: read it, its comments (one page in the simulator), its label events (only when step 0 could stop or a
-# high-priority flag is planned), the comment, the labels. A command adds the role check and the reaction. A sweep
-# adds its search page and, per issue it posts on, one more read of the comments just before posting.
-ISSUE_BUDGET = 5
+# high-priority flag is planned), the comment's claim (a reaction on the issue), the comment, the labels. A command
+# adds the role check and the reaction. A sweep adds its search page.
+ISSUE_BUDGET = 6
 COMMAND_BUDGET = ISSUE_BUDGET + 2
-SWEEP_PER_ISSUE = ISSUE_BUDGET + 1
+SWEEP_PER_ISSUE = ISSUE_BUDGET
 
 
 def templates() -> tuple[str, ...]:
@@ -57,6 +58,8 @@ def forbidden_requests(requests, allowlist: frozenset[str]) -> list[str]:
         call = f"{r.method} {r.path}"
         if not any(p.fullmatch(call) for p in ALLOWED_WRITES):
             found.append(f"forbidden write: {call}")
+        elif call.endswith("/reactions") and (r.body or {}).get("content") != "eyes":
+            found.append(f"{call} reacts with {(r.body or {}).get('content')!r}, not the claim's 👀")
         elif call.endswith("/labels"):
             names = (r.body or {}).get("labels", []) if isinstance(r.body, dict) else r.body or []
             outside = [l for l in names if (l if isinstance(l, str) else l.get("name")) not in allowlist]

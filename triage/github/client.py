@@ -367,6 +367,14 @@ class GitHubClient:
             raise ValueError("add_labels needs at least one label")
         return self._json("POST", self._issue_path(repo, number, "/labels"), body={"labels": list(labels)})
 
+    def claim_issue(self, repo: str, number: int, content: str = "eyes") -> tuple[bool, dict]:
+        """React to the issue with `content` as our account: (True, reaction) when GitHub created it (201), (False,
+        the existing reaction) when this account had already added it (200). Two runs at once cannot both get
+        201, which makes the reaction a claim (triage.service.claim). Safe to retry: a retry of a request GitHub
+        did act on answers 200, which only makes the claimer wait as if it had lost."""
+        response = self._request("POST", self._issue_path(repo, number, "/reactions"), body={"content": content})
+        return response.status_code == 201, response.json()
+
     def add_reaction(self, repo: str, comment_id: int, content: str = "eyes") -> dict:
         return self._json("POST", self._repo_path(repo, f"/issues/comments/{int(comment_id)}/reactions"),
                           body={"content": content})

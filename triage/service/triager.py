@@ -8,9 +8,11 @@ What it reads, and why (a promise to users, kept even where an event's payload s
 - the comments, only when GitHub says there are any (one call per 100);
 - the label events, only when they can change the decision: step 0 (module and sub-oncall both present: were
   they added by people?) and a high-priority flag (did a person already dismiss an earlier flag?);
-- in a sweep only, the comments once more just before posting a template: the sweep cannot share the issue's
-  concurrency group, so an event run may have posted since the sweep read them.
-Calls per issue (issue 11's budget): a fresh issue without comments costs 1 read + at most 2 writes (3); with
+- before posting a template, every run claims the comment (a 👀 reaction on the issue, one request: GitHub
+  answers 201 to one run only), and a run that lost the claim reads the comments until the winner's comment is
+  there (triage.service.claim): a sweep cannot share the issue's concurrency group, and a workflow may lack one.
+Calls per issue (issue 11's budget): a fresh issue without comments costs 1 read + at most 3 writes (4: the claim,
+the comment, the labels; 2 when no comment is planned); with
 comments, one more read per 100; a second run, or a stale payload after the first run wrote, costs 1-2 reads and
 no write; an issue waiting for a person (the review label without the marker) costs the 1 read and is left.
 
@@ -32,13 +34,13 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 from triage.config.bundle import Bundle
 from triage.config.templates import TemplatesError
 from triage.core.plan import Plan
-from triage.core.policy import already_posted
 from triage.core.snapshot import InputError, IssueSnapshot, snapshot_from_json
-from triage.core.writes import PostComment, UnsafeWrite, planned_writes
+from triage.core.writes import UnsafeWrite, planned_writes
 from triage.github.names import is_bot_account
 from triage.planners import plan_issue
 from triage.planners.base import Planner
 from triage.service.apply import Applied, apply_writes
+from triage.service.claim import CLAIM_WAIT_SECONDS, may_post
 from triage.service.limits import SWEEP_API_RESERVE
 
 SEARCH_PAGE = 100  # results per search page (GitHub's maximum)
@@ -144,7 +146,7 @@ class Triager:
     def __init__(self, client: Any, bundle: Bundle, *, repo: str, queue_label: str | None = None,
                  planner: Planner | None = None, dry_run: bool = False, own_logins: Iterable[str] = (),
                  issue_seconds: float | None = 120.0, recent_seconds: float = 600.0,
-                 clock: Callable[[], float] = time.time):
+                 clock: Callable[[], float] = time.time, claim_wait: float = CLAIM_WAIT_SECONDS):
         self.client = client
         self.bundle = bundle
         self.repo = repo
@@ -155,12 +157,12 @@ class Triager:
         self.issue_seconds = issue_seconds
         self.recent_seconds = recent_seconds
         self.clock = clock
+        self.claim_wait = claim_wait
 
     # -- one issue --------------------------------------------------------------------------------------------
 
     def triage(self, number: int, *, force: bool = False, require_queue: bool = True,
-               issue: Mapping[str, Any] | None = None, leave_recent: bool = False,
-               recheck: bool = False) -> IssueResult:
+               issue: Mapping[str, Any] | None = None, leave_recent: bool = False) -> IssueResult:
         """Read the issue from GitHub, plan it, and apply the plan (unless dry run). `issue`, when given, is the
         issue as just read (e.g. by the sweep's re-read) and is used instead of reading it again. A GitHub failure
         ends up in `error`, with whatever was written before it, so a sweep goes on and reports the truth."""
@@ -173,7 +175,7 @@ class Triager:
         try:
             with (deadline(self.issue_seconds) if callable(deadline) and self.issue_seconds else _nothing()):
                 self._triage(result, number, force=force, require_queue=require_queue, issue=issue,
-                             leave_recent=leave_recent, recheck=recheck)
+                             leave_recent=leave_recent)
         except (InputError, UnsafeWrite, TemplatesError) as exc:
             result.error = str(exc)
         except Exception as exc:  # noqa: BLE001 - GitHub errors: typed in triage.http.errors
@@ -193,7 +195,7 @@ class Triager:
         return result
 
     def _triage(self, result: IssueResult, number: int, *, force: bool, require_queue: bool,
-                issue: Mapping[str, Any] | None, leave_recent: bool = False, recheck: bool = False) -> None:
+                issue: Mapping[str, Any] | None, leave_recent: bool = False) -> None:
         issue = dict(issue) if issue is not None else self.client.get_issue(self.repo, number)
         bare = snapshot_from_json(issue)  # validates the shape before spending more calls on it
         result.title, result.url = bare.title, str(issue.get("html_url") or "")
@@ -233,15 +235,13 @@ class Triager:
             if snapshot.review_dismissed:  # rare: plan again, so step 5 does not raise the flag a second time
                 plan = self._plan(snapshot, force=force)
         writes = planned_writes(plan, labels.names)
-        if recheck and not self.dry_run and any(isinstance(w, PostComment) for w in writes):
-            # A run that cannot share the issue's concurrency group (the sweep) reads the comments again just
-            # before posting: an event run may have posted since this run read them. One call, only when posting.
-            # Not planned again (a planner can be slow or paid): the comment is dropped if it is there now.
-            fresh = replace(snapshot, comments=snapshot_from_json(
-                issue, self.client.list_comments(self.repo, number)).comments)
-            if plan.comment is not None and already_posted(fresh, plan.comment.template, self.own_logins):
-                plan = plan.with_(comment=None, reasons=plan.reasons + (
-                    f"'{plan.comment.template}' was posted by another run meanwhile: not posted again",))
+        if plan.comment is not None and not self.dry_run:
+            # Two runs at once (a sweep beside an event run, or a workflow without the per-issue group): only the
+            # run that wins the claim posts; a loser waits for the winner's comment (triage.service.claim).
+            post, why = may_post(self.client, self.repo, issue, snapshot, plan.comment.template, self.own_logins,
+                                 clock=self.clock, wait=self.claim_wait)
+            if not post:  # not planned again (a planner can be slow or paid): the comment is dropped
+                plan = plan.with_(comment=None, reasons=plan.reasons + (why,))
                 writes = planned_writes(plan, labels.names)
         result.plan = plan
         if self.dry_run or not writes:
@@ -325,7 +325,7 @@ class Triager:
                 if age is not None and age < self.recent_seconds:  # recent even in the search's copy: not read
                     result.skipped[RECENT] = result.skipped.get(RECENT, 0) + 1
                     continue
-                issue_result = self.triage(item["number"], leave_recent=True, recheck=True)
+                issue_result = self.triage(item["number"], leave_recent=True)
                 if issue_result.left and issue_result.error is None:
                     result.skipped[issue_result.left] = result.skipped.get(issue_result.left, 0) + 1
                     continue

@@ -1,0 +1,64 @@
+"""The comment claim: two runs at once on one issue (a sweep and an event run, which cannot share a concurrency
+group, or two event runs of a workflow without one) post a template once.
+
+GitHub has no compare-and-set for comments, but it has one for reactions: `POST /issues/{n}/reactions` answers 201
+when it creates the reaction and 200 when this account had already added that reaction, and of two requests at
+once only one can be the creator. So just before posting, a run reacts 👀 to the issue:
+- 201: it won; it posts.
+- 200 with a claim made in the last CLAIM_FRESH_SECONDS: another run of ours is posting (or just posted). It reads
+  the comments until the template's marker shows up (then it drops its comment and writes only its labels), for
+  at most CLAIM_WAIT_SECONDS. If the marker never shows, the claimer died between its claim and its post (a killed
+  runner), and this run posts: a re-run still completes a killed one.
+- 200 with an older claim: the claim of an earlier comment (each issue gets at most one claim per account); the
+  comments, just read, are what decides.
+The claim costs one request per posted comment; the waiting only happens to a run that lost.
+
+May import: the standard library, `triage.core`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from datetime import datetime, timezone
+from typing import Any, Callable
+
+from triage.core.policy import already_posted
+from triage.core.snapshot import IssueSnapshot, snapshot_from_json
+
+CLAIM_CONTENT = "eyes"
+CLAIM_FRESH_SECONDS = 600.0  # a claim younger than this is a run in progress (the sweep's "recent" window too)
+CLAIM_WAIT_SECONDS = 4.0  # how long a loser waits for the winner's comment (a post takes well under a second)
+POLL_SECONDS = 0.5
+
+
+def _age(stamp: Any, now: float) -> float | None:
+    if not isinstance(stamp, str):
+        return None
+    try:
+        when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return now - (when if when.tzinfo else when.replace(tzinfo=timezone.utc)).timestamp()
+
+
+def may_post(client: Any, repo: str, issue: dict, snapshot: IssueSnapshot, template: str,
+             own_logins: frozenset[str] | None, *, clock: Callable[[], float] = time.time,
+             sleep: Callable[[float], None] = time.sleep, wait: float = CLAIM_WAIT_SECONDS) -> tuple[bool, str]:
+    """(post?, why) for `template` on the issue: claims it, and when another run holds a fresh claim, waits for
+    that run's comment. `snapshot` is the issue as this run planned it (its comments are read again here)."""
+    number = snapshot.number
+    won, reaction = client.claim_issue(repo, number, CLAIM_CONTENT)
+    if won:
+        return True, "claimed"
+    age = _age(reaction.get("created_at") if isinstance(reaction, dict) else None, clock())
+    fresh = age is not None and age < CLAIM_FRESH_SECONDS
+    deadline = time.monotonic() + (wait if fresh else 0.0)
+    while True:
+        comments = snapshot_from_json(issue, client.list_comments(repo, number)).comments
+        if already_posted(replace(snapshot, comments=comments), template, own_logins):
+            return False, f"'{template}' was posted by another run meanwhile: not posted again"
+        if time.monotonic() >= deadline:
+            return True, ("another run claimed the comment and did not post it: posted" if fresh
+                          else "an earlier comment's claim: the comments decide")
+        sleep(POLL_SECONDS)

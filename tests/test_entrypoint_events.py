@@ -16,6 +16,7 @@ from actionrun import (FSDP_WITH_REPRO, MARKER, NEEDS_REPRO, NOT_DISTRIBUTED, QU
 COMMENTS = f"/repos/{REPO}/issues/{{n}}/comments"
 LABELS = f"/repos/{REPO}/issues/{{n}}/labels"
 ISSUE = f"/repos/{REPO}/issues/{{n}}"
+CLAIM = f"/repos/{REPO}/issues/{{n}}/reactions"  # the comment's claim, just before posting (triage.service.claim)
 
 # Every run that talks to GitHub first reads the repository's config file (one contents request; `config: none`
 # skips it). It is per run, not per issue: the budgets below count the calls about the issue.
@@ -32,16 +33,19 @@ def _ok(run):
     return run
 
 
-def test_labeled_fresh_issue_reads_it_then_posts_comment_then_all_labels_in_three_calls(fake_github, tmp_path):
+def test_labeled_fresh_issue_reads_it_then_claims_posts_comment_then_all_labels_in_four_calls(fake_github, tmp_path):
     seed_issue(fake_github, 7, NOT_DISTRIBUTED)
     plan = expected_plan(fake_github, 7)
     assert plan.comment is not None and MARKER in plan.add_labels, "scenario must plan a comment and the marker"
 
     run = _ok(run_action(fake_github, tmp_path, "issues", issues_payload(fake_github, 7, "labeled", label=QUEUE)))
 
-    # The issue is read (not trusted from the payload); it has no comments: comment first, labels in ONE call.
-    assert _calls(run) == [f"GET {ISSUE.format(n=7)}", f"POST {COMMENTS.format(n=7)}", f"POST {LABELS.format(n=7)}"]
-    assert run.writes[1].body == {"labels": list(plan.add_labels)}
+    # The issue is read (not trusted from the payload); it has no comments: the claim (a 👀 on the issue, which
+    # GitHub creates for one run only), the comment, then labels in ONE call.
+    assert _calls(run) == [f"GET {ISSUE.format(n=7)}", f"POST {CLAIM.format(n=7)}", f"POST {COMMENTS.format(n=7)}",
+                           f"POST {LABELS.format(n=7)}"]
+    assert run.writes[0].status == 201 and run.writes[0].body == {"content": "eyes"}
+    assert run.writes[2].body == {"labels": list(plan.add_labels)}
     comments = fake_github.comments(REPO, 7)
     assert len(comments) == 1 and f"<!-- ptd-triage:{plan.comment.template} -->" in comments[0]["body"]
     assert set(fake_github.issue_labels(REPO, 7)) == {QUEUE, *plan.add_labels}
@@ -51,7 +55,7 @@ def test_labeled_fresh_issue_reads_it_then_posts_comment_then_all_labels_in_thre
     assert "[#7](" in run.summary and plan.outcome in run.summary  # the summary's wording is report.py's
 
 
-def test_labeled_issue_with_comments_reads_them_once_and_stays_within_four_calls(fake_github, tmp_path):
+def test_labeled_issue_with_comments_reads_them_once_and_stays_within_five_calls(fake_github, tmp_path):
     seed_issue(fake_github, 8, NEEDS_REPRO)
     fake_github.add_comment(REPO, 8, "Same here on 2 nodes.", author="someone")
     plan = expected_plan(fake_github, 8)
@@ -59,8 +63,8 @@ def test_labeled_issue_with_comments_reads_them_once_and_stays_within_four_calls
 
     run = _ok(run_action(fake_github, tmp_path, "issues", issues_payload(fake_github, 8, "labeled", label=QUEUE)))
 
-    assert _calls(run) == [f"GET {ISSUE.format(n=8)}", f"GET {COMMENTS.format(n=8)}", f"POST {COMMENTS.format(n=8)}",
-                           f"POST {LABELS.format(n=8)}"]
+    assert _calls(run) == [f"GET {ISSUE.format(n=8)}", f"GET {COMMENTS.format(n=8)}", f"POST {CLAIM.format(n=8)}",
+                           f"POST {COMMENTS.format(n=8)}", f"POST {LABELS.format(n=8)}"]
     assert json.loads(run.outputs["labels-added"]) == list(plan.add_labels)
 
 

@@ -75,7 +75,8 @@ def test_second_event_with_a_stale_payload_posts_no_second_comment(sim):
     ])
     assert second.launch.payload["issue"]["comments"] == 0  # stale: the first run has posted since
     assert len(bot_comments(sim, 1)) == 1
-    assert calls(first) == ["GET /issues/1", "POST /issues/1/comments", "POST /issues/1/labels"]
+    assert calls(first) == ["GET /issues/1", "POST /issues/1/reactions", "POST /issues/1/comments",
+                            "POST /issues/1/labels"]
     assert calls(second) == ["GET /issues/1", "GET /issues/1/comments"] and second.outcome == "nothing_to_do"
 
 
@@ -168,22 +169,25 @@ def test_a_sweep_and_an_event_run_at_once_post_once(sim):
     assert all(len(bot_comments(sim, n)) == 1 for n in range(1, 11))
 
 
-def test_a_sweep_reads_the_comments_again_just_before_posting(sim):
-    """The sweep's search said the issue was old and comment-free; by the time it posts, an event run has posted:
-    the read just before posting sees the marker, so the sweep adds its labels and no second comment."""
+def test_a_sweep_that_loses_the_claim_to_an_event_run_posts_no_second_comment(sim):
+    """The sweep's search said the issue was old and comment-free; by the time it posts, an event run has claimed
+    the comment (its 👀 on the issue) and posted: the sweep's claim answers 200, it reads the comments, sees the
+    marker, and adds its labels without a second comment."""
     play(sim, [("open", {"n": 1, "text": "not_distributed"}), ("wait", {"seconds": 900})])
-    # The event run posts its comment after the sweep re-read the issue (injected into the sweep's re-read).
+    # The event run claims and posts after the sweep re-read the issue (injected into the sweep's re-read).
     posted = {}
 
     def event_run_posts_now():
         if not posted:
+            sim.fake.add_issue_reaction(REPO, 1, "eyes", author=sim.fake.bot_login)
             posted["comment"] = sim.fake.add_comment(REPO, 1, bot_comment_body("not_distributed"),
                                                      author=sim.fake.bot_login, author_type="Bot")
 
     sim.fake.on_request = lambda method, path: event_run_posts_now() if path == f"/repos/{REPO}/issues/1" else None
     (sweep,) = play(sim, [("sweep", {"max": 50})])
     assert posted and len(bot_comments(sim, 1)) == 1
-    assert calls(sweep)[-2:] == ["GET /issues/1/comments", "POST /issues/1/labels"]
+    assert calls(sweep)[-3:] == ["POST /issues/1/reactions", "GET /issues/1/comments", "POST /issues/1/labels"]
+    assert [r.status for r in sweep.requests if r.path.endswith("/issues/1/reactions")] == [200]
 
 
 def bot_comment_body(template: str) -> str:
@@ -249,7 +253,7 @@ def test_api_calls_per_issue(sim, capsys):
     with capsys.disabled():
         print("\nAPI calls per issue:", json.dumps(measured), f"(+ {per_run} per run: the repository config read)")
     assert per_run <= {0, 1}
-    assert measured == {"fresh issue, no comments": 3, "fresh issue with comments": 4,
+    assert measured == {"fresh issue, no comments": 4, "fresh issue with comments": 5,
                         "second event, stale payload": 2, "sweep revisit of a flagged issue": 0}
 
 

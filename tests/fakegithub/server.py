@@ -295,6 +295,15 @@ class FakeGitHub:
         with self._lock:
             return self._create_comment(repo, number, body, self.add_user(author, user_type=author_type))
 
+    def add_issue_reaction(self, repo: str, number: int, content: str = "eyes", *, author: str,
+                           author_type: str = "Bot") -> dict:
+        """A reaction on the issue itself, as `author` (e.g. another run's comment claim)."""
+        with self._lock:
+            by = self.add_user(author, user_type=author_type)
+            obj = objects.reaction(self._next_id(), content=content, by=by, created_at=self._now())
+            self._repo(repo).issue_reactions.setdefault(number, []).append(obj)
+            return obj
+
     def add_file(self, repo: str, path: str, content: str | bytes, *, ref: str | None = None) -> None:
         """Put a file in the repository (on `ref`, default the default branch) for GET contents."""
         with self._lock:

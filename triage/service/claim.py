@@ -28,8 +28,11 @@ from triage.core.snapshot import IssueSnapshot, snapshot_from_json
 
 CLAIM_CONTENT = "eyes"
 CLAIM_FRESH_SECONDS = 600.0  # a claim younger than this is a run in progress (the sweep's "recent" window too)
-CLAIM_WAIT_SECONDS = 4.0  # how long a loser waits for the winner's comment (a post takes well under a second)
-POLL_SECONDS = 0.5
+CLAIM_WAIT_SECONDS = 3.5  # how long a loser waits for the winner's comment (a post takes well under a second)
+# When a loser reads the comments again (seconds after losing): early reads catch the usual winner, one that is
+# a second or two late is still seen, and the reads stay few (CLAIM_READS in all, each one API call).
+POLL_AT = (0.5, 1.5, 3.5)
+CLAIM_READS = 1 + len(POLL_AT)
 
 
 def _age(stamp: Any, now: float) -> float | None:
@@ -53,12 +56,15 @@ def may_post(client: Any, repo: str, issue: dict, snapshot: IssueSnapshot, templ
         return True, "claimed"
     age = _age(reaction.get("created_at") if isinstance(reaction, dict) else None, clock())
     fresh = age is not None and age < CLAIM_FRESH_SECONDS
-    deadline = time.monotonic() + (wait if fresh else 0.0)
-    while True:
+    # A fresh claim: read now, then at the POLL_AT offsets that fit in `wait`; an old one: read once, now.
+    offsets = [0.0] + ([at for at in POLL_AT if at <= wait] if fresh else [])
+    waited = 0.0
+    for at in offsets:
+        if at > waited:
+            sleep(at - waited)
+            waited = at
         comments = snapshot_from_json(issue, client.list_comments(repo, number)).comments
         if already_posted(replace(snapshot, comments=comments), template, own_logins):
             return False, f"'{template}' was posted by another run meanwhile: not posted again"
-        if time.monotonic() >= deadline:
-            return True, ("another run claimed the comment and did not post it: posted" if fresh
-                          else "an earlier comment's claim: the comments decide")
-        sleep(POLL_SECONDS)
+    return True, ("another run claimed the comment and did not post it: posted" if fresh
+                  else "an earlier comment's claim: the comments decide")

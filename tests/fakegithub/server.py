@@ -158,6 +158,7 @@ class _Repo:
     reactions: dict[int, list[dict]] = field(default_factory=dict)  # comment id -> reactions
     issue_reactions: dict[int, list[dict]] = field(default_factory=dict)  # issue number -> reactions
     files: dict[tuple[str, str], bytes] = field(default_factory=dict)  # (ref, path) -> content
+    damaged: dict[tuple[str, str], str] = field(default_factory=dict)  # (ref, path) -> `content` served instead
     default_branch: str = "main"
 
 
@@ -304,12 +305,18 @@ class FakeGitHub:
             self._repo(repo).issue_reactions.setdefault(number, []).append(obj)
             return obj
 
-    def add_file(self, repo: str, path: str, content: str | bytes, *, ref: str | None = None) -> None:
-        """Put a file in the repository (on `ref`, default the default branch) for GET contents."""
+    def add_file(self, repo: str, path: str, content: str | bytes, *, ref: str | None = None,
+                 damaged_content: str | None = None) -> None:
+        """Put a file in the repository (on `ref`, default the default branch) for GET contents.
+        `damaged_content` is served as the answer's `content` field instead of the file's base64 (a damaged
+        answer: still a valid response by the contract, but not decodable)."""
         with self._lock:
             state = self._repo(repo)
             data = content.encode("utf-8") if isinstance(content, str) else bytes(content)
-            state.files[(ref or state.default_branch, path.strip("/"))] = data
+            key = (ref or state.default_branch, path.strip("/"))
+            state.files[key] = data
+            if damaged_content is not None:
+                state.damaged[key] = damaged_content
 
     def add_label_event(self, repo: str, number: int, label: str, *, event: str = "labeled",
                         actor: str = "maintainer") -> dict:
@@ -706,7 +713,10 @@ class FakeGitHub:
         ref = query.get("ref") or state.default_branch
         path = params["path"].strip("/")
         if (ref, path) in state.files:
-            return 200, {}, objects.content_file(state.api, repo, path, ref, state.files[(ref, path)])
+            obj = objects.content_file(state.api, repo, path, ref, state.files[(ref, path)])
+            if (ref, path) in state.damaged:
+                obj["content"] = state.damaged[(ref, path)]
+            return 200, {}, obj
         prefix = path + "/"
         children: dict[str, bytes | None] = {}
         for (file_ref, file_path), data in state.files.items():

@@ -59,6 +59,7 @@ class Run:
         self._planner = planner
         self._bundle = None
         self._triager = None
+        self.queue_source = ""  # which queue this run uses, once the configuration is loaded (said loudly)
 
     @property
     def client(self):
@@ -74,7 +75,7 @@ class Run:
     def bundle(self):
         if self._bundle is None:
             from triage.config.bundle import ConfigError
-            from triage.config.repo import load_repo_bundle, precheck_inputs, read_repo_config
+            from triage.config.repo import describe_source, load_repo_bundle, precheck_inputs, read_repo_config
 
             s = self.settings
             try:
@@ -84,12 +85,24 @@ class Run:
                 # Opt-in (the `config` input names the file, e.g. .github/ptd-triage.yml): a repository that
                 # does not use one pays no API call for it on every event.
                 path = "" if s.config in ("", "none") else s.config
-                config = read_repo_config(self.client, s.repo, path) if path else None
-                self._bundle = load_repo_bundle(config, rubric=s.rubric or None, labels=s.labels or None,
-                                                templates=s.templates or None)
+                config = read_repo_config(self._read_file, s.repo, path) if path else None
+                explicit = dict(rubric=s.rubric or None, labels=s.labels or None, templates=s.templates or None)
+                self._bundle = load_repo_bundle(config, **explicit)
+                self.queue_source = describe_source(config, **explicit)
             except (ConfigError, ValueError) as exc:
                 raise ActionError(str(exc)) from None
         return self._bundle
+
+    def _read_file(self, repo: str, path: str) -> str | None:
+        """A configuration file's text from `repo`'s default branch (None: it does not exist). A file that cannot
+        be read (no permission, a damaged answer, not text) is a ConfigError naming it."""
+        from triage.config.bundle import ConfigError
+        from triage.http.errors import HTTPError
+
+        try:
+            return self.client.get_contents(repo, path)
+        except (HTTPError, ValueError) as exc:
+            raise ConfigError(f"{repo}:{path}: cannot be read: {exc}") from None
 
     @property
     def queue_label(self) -> str:

@@ -101,6 +101,9 @@ def main(environ: Mapping[str, str] | None = None) -> int:
             return status
         run = Run(settings, reporter, payload=payload, environ=env)
         result = router.dispatch(event, action, run)
+        if run.queue_source and result.kind != "ignored":  # which queue ran, on every run that triaged
+            reporter.notice(f"ptd-triage: {run.queue_source}")
+            result.notes.insert(0, run.queue_source)
         if run.built_planner is not None:  # built only when an issue was planned
             from triage.action.planmode import model_note
 

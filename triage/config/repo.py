@@ -71,8 +71,9 @@ def parse_repo_config(text: str, file: str = REPO_CONFIG_PATH) -> Located:
         doc = parse_document(text, file)
     except SourceError as exc:
         raise ConfigError(str(exc)) from None
-    if doc.data is None:
-        doc.data = {}
+    if doc.data is None:  # an empty file (or only comments) configures nothing: never read as "the default"
+        raise ConfigError(f"{file}: is empty (it configures nothing); give it a queue, or stop naming it in "
+                          "the `config` input to run the bundled distributed queue")
     problems = schema_problems(doc)
     if problems:
         raise ConfigError(str(problems[0]))
@@ -166,6 +167,23 @@ def precheck_inputs(*, rubric: str | None = None, labels: str | None = None, tem
         raise ConfigError(f"{templates}: templates directory not found")
 
 
+def describe_source(config: Located | None, *, rubric: str | None = None, labels: str | None = None,
+                    templates: str | None = None) -> str:
+    """Which queue a run uses and where it comes from, in one line: said on every run that plans, so a fork
+    running PyTorch's bundled queue by default cannot go unnoticed."""
+    base = (config.data.get("queue") if config is not None else None) or DEFAULT_QUEUE
+    parts = [f"the bundled '{base}' queue"]
+    if config is None and not (rubric or labels or templates):
+        parts.append("(the default: no `config` input names a repository configuration)")
+    if config is not None:
+        parts.append(f"changed by {config.file}")
+    given = [f"{name} {value}" for name, value in (("rubric", rubric), ("labels", labels), ("templates", templates))
+             if value]
+    if given:
+        parts.append("with " + ", ".join(given))
+    return "queue: " + " ".join(parts)
+
+
 def load_repo_bundle(config: Located | None, **explicit) -> Bundle:
     return compile_sources(sources_for(config, **explicit))
 
@@ -185,9 +203,13 @@ def load_repo_config_file(path: str | Path) -> Located:
     return parse_repo_config(text, str(path))
 
 
-def read_repo_config(client, repo: str, path: str = REPO_CONFIG_PATH) -> Located | None:
-    """The repository's file through the contents API (default branch; one request), or None when it has none."""
-    text = client.get_contents(repo, path)
+def read_repo_config(fetch, repo: str, path: str = REPO_CONFIG_PATH) -> Located:
+    """The repository's file from its default branch (one request). `fetch(repo, path)` returns the text, None
+    when there is no such file, or raises ConfigError when it cannot be read. Fails closed: a file that is named
+    but missing, empty, malformed or invalid is a ConfigError naming it, never a fallback to another queue."""
+    file = f"{repo}:{path}"
+    text = fetch(repo, path)
     if text is None:
-        return None
-    return parse_repo_config(text, f"{repo}:{path}")
+        raise ConfigError(f"{file}: not found on the default branch (the `config` input names it): add the file, "
+                          "or set `config` to empty to run the bundled distributed queue")
+    return parse_repo_config(text, file)

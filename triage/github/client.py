@@ -301,9 +301,14 @@ class GitHubClient:
         if data.get("encoding") != "base64":
             raise self._error(BadRequest, 200, "GET", api_path,
                               f"{path} is too large for the contents API ({data.get('size')} bytes)")
+        content = data.get("content")
+        try:  # GitHub wraps the base64 in lines; anything else in it is a damaged answer, never guessed around
+            raw = base64.b64decode("".join(content.split()) if isinstance(content, str) else "", validate=True)
+        except (binascii.Error, ValueError):
+            raise self._error(BadRequest, 200, "GET", api_path, f"{path}: its content is not valid base64") from None
         try:
-            return base64.b64decode(data.get("content") or "", validate=False).decode("utf-8")
-        except (binascii.Error, UnicodeDecodeError):
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
             raise self._error(BadRequest, 200, "GET", api_path, f"{path} is not UTF-8 text") from None
 
     def search_issues(self, query: str, *, sort: str | None = "created", order: str = "asc",

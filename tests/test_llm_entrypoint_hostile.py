@@ -15,7 +15,7 @@ import pytest
 from fakellm import FakeAnthropic, Fault
 from llm_helpers import good_answer
 
-from actionrun import FSDP_WITH_REPRO, QUEUE, expected_plan, issues_payload, run_action, seed_issue
+from actionrun import FSDP_WITH_REPRO, MARKER, QUEUE, expected_plan, issues_payload, run_action, seed_issue
 
 # Shaped like a real key on purpose (the token-shape scrubber alone would catch "sk-ant-..."): the 8-character
 # rule must be what removes its pieces.
@@ -129,3 +129,58 @@ def test_a_stalled_planner_is_a_failed_issue_not_a_spent_api_budget(fake_github,
     assert [r.number for r in sweep.failed] == [31, 32], [(r.number, r.error, r.out_of_budget) for r in sweep.results]
     assert all("issue-timeout" in r.error and not r.out_of_budget for r in sweep.failed)
     assert not (sweep.stopped or "").startswith("the API budget ran out")
+
+
+# ---- a sweep (schedule) against a model that stalls or fails: a failure with the issues named, never "budget" ----
+
+def _sweep(fake_github, model, tmp_path, *, llm_timeout: str, issue_timeout: str):
+    from actionrun import schedule_payload
+
+    inputs = {"planner": "llm", "llm-provider": "anthropic", "llm-model": "claude-test", "llm-base-url": model.url,
+              "llm-api-key": KEY, "llm-timeout": llm_timeout, "issue-timeout": issue_timeout}
+    started = time.monotonic()
+    run = run_action(fake_github, tmp_path, "schedule", schedule_payload(), inputs=inputs, timeout=60)
+    run.seconds = time.monotonic() - started
+    return run
+
+
+def test_a_sweep_against_a_dripping_model_fails_and_names_every_issue(fake_github, model, tmp_path):
+    """Each call ends at its total deadline (llm-timeout 1 s), the rubric's plan is applied to every issue, and
+    the run fails naming them all: a model that stalls is a failure, not a spent budget and not a green run."""
+    for _ in range(3):
+        model.script(Fault.slow(0.0).dripping(1.0))
+    for number in (41, 42, 43):
+        seed_issue(fake_github, number, FSDP_WITH_REPRO)
+    rubric = {n: expected_plan(fake_github, n).to_dict() for n in (41, 42, 43)}
+    run = _sweep(fake_github, model, tmp_path, llm_timeout="1", issue_timeout="30")
+    everything = run.stdout + run.stderr
+    assert run.returncode == 1, everything
+    assert "the model failed on 3 issue(s) (#41, #42, #43)" in run.stdout, run.stdout
+    for number in (41, 42, 43):
+        assert f"::error::#{number}: the model's plan was not used" in run.stdout
+        labels = {label["name"] for label in fake_github.issue("octo-org/octo-repo", number)["labels"]}
+        assert set(rubric[number]["add_labels"]) <= labels  # the rubric's plan was applied
+    assert "budget ran out" not in everything and "budget ran out" not in run.summary
+    assert "the model failed on 3 issue(s) (#41, #42, #43)" in run.summary.replace("\\", "")  # not only annotations
+    assert run.outputs["triaged"] == "3" and run.seconds < 20
+    _assert_no_secret(_everything_written(run, tmp_path), KEY, fake_github.token)
+
+
+def test_a_model_outliving_the_issue_deadline_fails_the_issue_and_the_sweep_goes_on(fake_github, model, tmp_path):
+    """A model call allowed longer than the issue's own time (llm-timeout 2 s > issue-timeout 1 s): the issue fails
+    with issue-timeout (nothing written, so the next sweep takes it again), the sweep goes on to the next issue and
+    the run fails naming both; the stall is never mistaken for the API budget running out."""
+    for _ in range(2):
+        model.script(Fault.slow(0.0).dripping(1.0))
+    for number in (51, 52):
+        seed_issue(fake_github, number, FSDP_WITH_REPRO)
+    run = _sweep(fake_github, model, tmp_path, llm_timeout="2", issue_timeout="1")
+    everything = run.stdout + run.stderr
+    assert run.returncode == 1, everything
+    for number in (51, 52):
+        assert f"::error::#{number}: the issue took longer than its 1 s (issue-timeout)" in run.stdout, run.stdout
+        assert MARKER not in {label["name"] for label in fake_github.issue("octo-org/octo-repo", number)["labels"]}
+    assert "::error::sweep: 2 of 2 issue(s) failed" in run.stdout
+    assert "budget ran out" not in everything and "budget ran out" not in run.summary
+    assert run.outputs["failed"] == "2"
+    _assert_no_secret(_everything_written(run, tmp_path), KEY, fake_github.token)

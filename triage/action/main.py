@@ -27,6 +27,10 @@ def report_result(result: Result, reporter: Reporter, title: str) -> int:
         return 0
     for note in result.notes:
         reporter.info(f"ptd-triage: {note}")
+    fallbacks = model_fallbacks(result.results)
+    model_failed = [item for item, _, failure in fallbacks if failure]
+    if model_failed:  # in the summary too: a person reading it must not take the rubric's plans for the model's
+        result.notes.append(_model_failed_line(model_failed) + "; the rubric's plan was applied to each")
     if result.kind == "issue":
         reporter.info(line_for(result.issue))
         reporter.set_outputs(issue_outputs(result.issue))
@@ -37,7 +41,7 @@ def report_result(result: Result, reporter: Reporter, title: str) -> int:
     failed = result.failed
     for item in failed:
         reporter.error(f"#{item.number}: {item.error}" if item.number else item.error)
-    model_failed = report_model_fallbacks(result.results, reporter)
+    report_model_fallbacks(fallbacks, reporter)
     if result.kind == "sweep":
         sweep = result.sweep
         reporter.info(f"ptd-triage: found {sweep.found}, triaged {len(sweep.triaged)}, failed {len(failed)}, "
@@ -51,26 +55,33 @@ def report_result(result: Result, reporter: Reporter, title: str) -> int:
 _BUDGET_FALLBACKS = ("LLMBudgetExhausted",)
 
 
-def report_model_fallbacks(results, reporter: Reporter) -> list:
-    """Issues whose model plan was not used (the rubric's plan stands): one annotation each with the reason. A
-    model that failed (stalled, refused, too large, too deep, quota, auth, ...) fails the run (exit 1): a user who
-    configured a model must not get the rubric silently. Returns those failures."""
-    failures = []
+def model_fallbacks(results) -> list[tuple]:
+    """(item, reason, failure) for each issue whose model plan was not used (the rubric's plan stands). A model
+    that failed (stalled, refused, too large, too deep, quota, auth, ...) is a failure that fails the run (exit
+    1): a user who configured a model must not get the rubric silently. Only the configured call budget is not."""
+    found = []
     for item in results:
         usage = item.plan.usage if item.plan is not None and not item.error else None
         reason = usage.get("fallback") if isinstance(usage, dict) else None
-        if not reason:
-            continue
+        if reason:
+            found.append((item, reason, not str(reason).startswith(_BUDGET_FALLBACKS)))
+    return found
+
+
+def _model_failed_line(failures) -> str:
+    shown = ", ".join(f"#{i.number}" for i in failures[:20]) + (", ..." if len(failures) > 20 else "")
+    return f"the model failed on {len(failures)} issue(s) ({shown})"
+
+
+def report_model_fallbacks(fallbacks, reporter: Reporter) -> None:
+    """One annotation per issue whose model plan was not used, with the reason: an error for a failure, a
+    warning for the call budget; then one line naming every failed issue."""
+    for item, reason, failure in fallbacks:
         line = f"#{item.number}: the model's plan was not used, the rubric's plan stands: {reason}"
-        if str(reason).startswith(_BUDGET_FALLBACKS):
-            reporter.warning(line)
-        else:
-            reporter.error(line)
-            failures.append(item)
+        (reporter.error if failure else reporter.warning)(line)
+    failures = [item for item, _, failure in fallbacks if failure]
     if failures:
-        reporter.error(f"the model failed on {len(failures)} issue(s) "
-                       f"({', '.join(f'#{i.number}' for i in failures[:20])}): see the reasons above")
-    return failures
+        reporter.error(_model_failed_line(failures) + ": see the reasons above")
 
 
 def main(environ: Mapping[str, str] | None = None) -> int:

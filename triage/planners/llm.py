@@ -225,14 +225,19 @@ def steps_from_answer(answer: dict, snapshot: IssueSnapshot, bundle: Bundle, rub
                               by=s4.by))
     elif 6 in take:
         if answer["reproduction"]["decision"] == "needs_reproduction":
+            # The wording is the rubric's choice, as in its own step 6: a performance report gets its own.
+            perf = comments.get("needs_reproduction_performance")
+            wording = perf if perf and steps.passes(rubric.performance, analysis(), rubric)[0] \
+                else comments["needs_reproduction"]
             out.append(StepResult(6, "needs_reproduction", (labels.reproduction,), reason=why(6, "reproduction"),
-                                  comment=comments["needs_reproduction"], by=by))
+                                  comment=wording, by=by))
         else:
             out.append(StepResult(6, "has_reproduction", reason=why(6, "reproduction"), by=by))
     else:
         s6 = have.get(6)
         if s6 is None or s6.skipped or s6.decision == "request":
-            s6 = steps.step6_needs_reproduction(analysis(), rubric, labels, s4, comments["needs_reproduction"])
+            s6 = steps.step6_needs_reproduction(analysis(), rubric, labels, s4, comments["needs_reproduction"],
+                                                comments.get("needs_reproduction_performance"))
         out.append(s6)
     return out
 

@@ -32,7 +32,7 @@ SCHEMA = json.loads((ROOT / "tests" / "contract" / "schemas" / "github-action.js
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
 
 INPUTS = {"github-token", "queue-label", "rubric", "labels", "templates", "dry-run", "max-issues", "issue-number",
-          "force", "config", "command", "bot-login", "issue-timeout", "sweep-timeout",
+          "force", "config", "command", "bot-login", "issue-timeout", "sweep-timeout", "not-before", "not-before-mode",
           "mode", "plans-file", "planner", "llm-provider", "llm-model", "llm-base-url", "llm-api-key",
           "llm-max-calls", "llm-timeout", "llm-output-mode", "llm-price-input", "llm-price-output"}
 OUTPUTS = {"outcome", "labels-added", "sub-oncall", "modules", "plan", "triaged", "flagged", "failed", "left",

@@ -456,3 +456,27 @@ def test_the_reference_check_is_not_vacuous(tmp_path):
     # The same harness reports a disagreement when one exists: GitHub compares strings case-insensitively.
     ref = reference_evaluate([("'A' == 'a'", {"github": {}}), ("'A' == 'b'", {"github": {}})], tmp_path)
     assert [r["str"] for r in ref] == ["true", "false"]
+
+
+# ---- going live (issue 21): a scheduled sweep is a dry run until the workflow says it is live ----------------
+
+
+def _dry_run_cases() -> list[tuple[tuple[str, dict], bool]]:
+    wf = workflow(SWEEP)
+    expression = _expressions_in(wf["jobs"]["sweep"]["steps"][0]["with"]["dry-run"])[0]
+    cases = []
+    for event_name, payload, live, expected in [
+            ("schedule", schedule(), wf["env"]["PTD_TRIAGE_LIVE"], True),  # as shipped: the first sweep writes nothing
+            ("schedule", schedule(), "true", False),
+            ("workflow_dispatch", dict(dispatch({}), inputs={"dry-run": True}), "true", True),
+            ("workflow_dispatch", dict(dispatch({}), inputs={"dry-run": False}), "false", False)]:
+        contexts = dict(contexts_for(event_name, payload), env={"PTD_TRIAGE_LIVE": live})
+        cases.append(((expression, contexts), expected))
+    return cases
+
+
+def test_a_scheduled_sweep_is_a_dry_run_until_the_workflow_says_live(tmp_path):
+    cases = _dry_run_cases()
+    assert [truthy(evaluate(*case)) for case, _ in cases] == [expected for _, expected in cases]
+    reference = reference_evaluate([case for case, _ in cases], tmp_path)
+    assert [_reference_truthy(ref) for ref in reference] == [expected for _, expected in cases]

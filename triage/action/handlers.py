@@ -134,7 +134,8 @@ class Run:
             s = self.settings
             self._triager = Triager(self.client, self.bundle, repo=s.repo, queue_label=self.queue_label,
                                     planner=self.planner, dry_run=s.dry_run, own_logins=(s.bot_login,),
-                                    issue_seconds=s.issue_seconds)
+                                    issue_seconds=s.issue_seconds, not_before=s.not_before,
+                                    not_before_mode=s.not_before_mode)
         return self._triager
 
 
@@ -276,12 +277,14 @@ def on_workflow_dispatch(run: Run) -> Result:
 
 
 def _sweep(run: Run) -> Result:
-    from triage.service.summary import line_for
+    from triage.service.summary import cutoff_line, line_for
 
     s = run.settings
     sweep = run.triager.sweep(s.max_issues, seconds=s.sweep_seconds,
                               on_result=lambda r: run.reporter.info(line_for(r)))
     notes = [f"query: {sweep.query}", f"budget: {s.max_issues} issues"]
+    if sweep.not_before:
+        notes.append(cutoff_line(sweep))
     if sweep.stopped:
         notes.append(f"stopped early: {sweep.stopped}")
     return Result("sweep", sweep=sweep, notes=notes)

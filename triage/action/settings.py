@@ -4,7 +4,8 @@ Inputs arrive as INPUT_<NAME> variables (the composite action.yml passes them ex
 run needs (repository, API URL, event, run attempt) comes from the runner's GITHUB_* variables. Bad values
 raise `ActionError`: one line, nothing written.
 
-May import: the standard library, `triage.config.names`, `triage.github.names`, `triage.service.limits`.
+May import: the standard library, `triage.config.names`, `triage.github.names`, `triage.service.limits`,
+`triage.service.cutoff`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Mapping
 
 from triage.config.names import label_name_problem
 from triage.github.names import resolve_api_url, resolve_max_backoff, resolve_token, validate_repo
+from triage.service.cutoff import parse_mode, parse_not_before
 from triage.service.limits import MAX_SWEEP
 
 DEFAULT_BOT_LOGIN = "github-actions[bot]"  # the account GITHUB_TOKEN writes as
@@ -91,6 +93,8 @@ class Settings:
     max_backoff: float | None = None  # cap on each retry sleep (PTD_TRIAGE_MAX_BACKOFF), for tests and impatient runs
     issue_seconds: float = 120.0  # wall-time budget per issue, retries included
     sweep_seconds: float | None = None  # wall-time budget for a whole sweep
+    not_before: str | None = None  # a sweep's cut-off (issue 21): older queue issues are not triaged ...
+    not_before_mode: str = "skip"  # ... or (labels-only) labelled without a comment
     planner: str = "rubric"
     # Issue 8: the model planners and the plan/apply split (triage.action.planmode).
     mode: str = "triage"  # triage (one job), plan (read-only, writes a plans file), apply (writes saved plans)
@@ -151,11 +155,26 @@ def settings_from_environ(environ: Mapping[str, str]) -> Settings:
         issue_seconds=parse_seconds("input issue-timeout", get_input(environ, "issue-timeout"), default=120.0),
         sweep_seconds=parse_seconds("input sweep-timeout", get_input(environ, "sweep-timeout"), default=None),
         planner=get_input(environ, "planner") or "rubric",
+        **cutoff_settings(environ),
         **llm_settings(environ),
     )
 
 
 MODES = ("triage", "plan", "apply")
+
+
+def cutoff_settings(environ: Mapping[str, str]) -> dict:
+    """not-before and not-before-mode (triage.service.cutoff), each refused in one line naming the input."""
+    found = {}
+    for name, key, parse in (("not-before", "not_before", parse_not_before),
+                             ("not-before-mode", "not_before_mode", parse_mode)):
+        text = get_input(environ, name)
+        if text or key == "not_before_mode":
+            try:
+                found[key] = parse(text)
+            except ValueError as exc:
+                raise ActionError(f"input {name} {exc}") from None
+    return found
 
 
 def llm_settings(environ: Mapping[str, str]) -> dict:

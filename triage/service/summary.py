@@ -17,3 +17,12 @@ def line_for(result) -> str:
     labels = ", ".join(result.labels_written) or "no labels"
     comment = f"; comment {result.comment_posted}" if result.comment_posted else ""
     return f"{number}: {result.outcome}; {verb} {labels}{comment}"
+
+
+def cutoff_line(sweep) -> str:
+    """The not-before cut-off and what it did, in one line (the log, the summary, the CLI)."""
+    if sweep.not_before_mode == "skip":
+        return (f"not-before {sweep.not_before}: {sweep.before_cutoff} queue issue(s) created before it were "
+                f"not triaged")
+    return (f"not-before {sweep.not_before} (labels-only): {sweep.before_cutoff} issue(s) created before it got "
+            f"labels and no comment")

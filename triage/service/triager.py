@@ -41,6 +41,7 @@ from triage.planners import plan_issue
 from triage.planners.base import Planner
 from triage.service.apply import Applied, apply_writes
 from triage.service.claim import CLAIM_WAIT_SECONDS, may_post
+from triage.service.cutoff import NO_COMMENT, created_before
 from triage.service.limits import SWEEP_API_RESERVE
 
 SEARCH_PAGE = 100  # results per search page (GitHub's maximum)
@@ -63,6 +64,7 @@ class IssueResult:
     out_of_budget: bool = False  # our own budget (API reserve, pacing, time) refused the call: nothing was sent
     left: str | None = None  # not triaged on purpose (left the queue, waiting for a person, ...): why
     requests: int = 0  # API requests this issue cost
+    before_cutoff: bool = False  # created before not-before (labels-only mode): its comment was dropped
 
     @property
     def labels_written(self) -> tuple[str, ...]:
@@ -98,6 +100,9 @@ class SweepResult:
     skipped: dict[str, int] = field(default_factory=dict)  # why -> how many, not counted against the budget
     left: int = 0  # found but not reached: the budget (issues, time or API) ran out; the next sweep takes them
     stopped: str | None = None  # why the sweep ended early, if it did
+    not_before: str | None = None  # the cut-off (not-before), if one was set
+    not_before_mode: str = "skip"
+    before_cutoff: int = 0  # queue issues created before the cut-off: not triaged (skip), or labelled only
 
     @property
     def failed(self) -> list[IssueResult]:
@@ -146,7 +151,8 @@ class Triager:
     def __init__(self, client: Any, bundle: Bundle, *, repo: str, queue_label: str | None = None,
                  planner: Planner | None = None, dry_run: bool = False, own_logins: Iterable[str] = (),
                  issue_seconds: float | None = 120.0, recent_seconds: float = 600.0,
-                 clock: Callable[[], float] = time.time, claim_wait: float = CLAIM_WAIT_SECONDS):
+                 clock: Callable[[], float] = time.time, claim_wait: float = CLAIM_WAIT_SECONDS,
+                 not_before: str | None = None, not_before_mode: str = "skip"):
         self.client = client
         self.bundle = bundle
         self.repo = repo
@@ -158,14 +164,18 @@ class Triager:
         self.recent_seconds = recent_seconds
         self.clock = clock
         self.claim_wait = claim_wait
+        self.not_before = not_before  # a sweep's cut-off (triage.service.cutoff); event runs ignore it
+        self.not_before_mode = not_before_mode
 
     # -- one issue --------------------------------------------------------------------------------------------
 
     def triage(self, number: int, *, force: bool = False, require_queue: bool = True,
-               issue: Mapping[str, Any] | None = None, leave_recent: bool = False) -> IssueResult:
+               issue: Mapping[str, Any] | None = None, leave_recent: bool = False,
+               cutoff: str | None = None) -> IssueResult:
         """Read the issue from GitHub, plan it, and apply the plan (unless dry run). `issue`, when given, is the
         issue as just read (e.g. by the sweep's re-read) and is used instead of reading it again. A GitHub failure
-        ends up in `error`, with whatever was written before it, so a sweep goes on and reports the truth."""
+        ends up in `error`, with whatever was written before it, so a sweep goes on and reports the truth.
+        `cutoff`: an issue created before it gets labels but no comment (the sweep's labels-only not-before)."""
         from triage.http.errors import is_fatal_for_run
 
         result = IssueResult(number=number, dry_run=self.dry_run, forced=force)
@@ -175,7 +185,7 @@ class Triager:
         try:
             with (deadline(self.issue_seconds) if callable(deadline) and self.issue_seconds else _nothing()):
                 self._triage(result, number, force=force, require_queue=require_queue, issue=issue,
-                             leave_recent=leave_recent)
+                             leave_recent=leave_recent, cutoff=cutoff)
         except (InputError, UnsafeWrite, TemplatesError) as exc:
             result.error = str(exc)
         except Exception as exc:  # noqa: BLE001 - GitHub errors: typed in triage.http.errors
@@ -195,7 +205,7 @@ class Triager:
         return result
 
     def _triage(self, result: IssueResult, number: int, *, force: bool, require_queue: bool,
-                issue: Mapping[str, Any] | None, leave_recent: bool = False) -> None:
+                issue: Mapping[str, Any] | None, leave_recent: bool = False, cutoff: str | None = None) -> None:
         issue = dict(issue) if issue is not None else self.client.get_issue(self.repo, number)
         bare = snapshot_from_json(issue)  # validates the shape before spending more calls on it
         result.title, result.url = bare.title, str(issue.get("html_url") or "")
@@ -234,6 +244,10 @@ class Triager:
             snapshot = self._with_history(snapshot, number)  # was an earlier flag dismissed by a person?
             if snapshot.review_dismissed:  # rare: plan again, so step 5 does not raise the flag a second time
                 plan = self._plan(snapshot, force=force)
+        if cutoff and created_before(issue, cutoff):
+            result.before_cutoff = True
+            if plan.comment is not None:  # an old issue: labelled, never commented on
+                plan = plan.with_(comment=None, reasons=plan.reasons + (NO_COMMENT.format(cutoff=cutoff),))
         writes = planned_writes(plan, labels.names)
         if plan.comment is not None and not self.dry_run:
             # Two runs at once (a sweep beside an event run, or a workflow without the per-issue group): only the
@@ -271,13 +285,13 @@ class Triager:
         return (f'repo:{self.repo} is:issue is:open label:"{self.queue_label}" '
                 f'-label:"{labels.marker}" -label:"{labels.review}"')
 
-    def queue(self, query: str) -> Iterator[tuple[dict, int, int]]:
+    def queue(self, query: str, *, after: str | None = None) -> Iterator[tuple[dict, int, int]]:
         """The queue, oldest first, one search page at a time and only as far as the caller reads, paging by key:
         each page asks for issues created at or after the last one seen. Numbered pages would shift under the
         sweep, because every issue it labels drops out of the results (GitHub's index may apply that at once
-        or later). Yields (issue, GitHub's total for that page's query, the issue's index on the page)."""
+        or later). `after`: start at issues created at or after it (the not-before cut-off). Yields (issue,
+        GitHub's total for that page's query, the issue's index on the page)."""
         seen: set[int] = set()
-        after: str | None = None
         while True:
             page, total = self.client.search_page(query + (f" created:>={after}" if after else ""),
                                                   sort="created", order="asc")
@@ -291,6 +305,12 @@ class Triager:
                 return
             after = last
 
+    def _cutoffs(self) -> tuple[str | None, str | None]:
+        """(the cut-off below which the sweep does not look, the cut-off below which it does not comment)."""
+        if not self.not_before:
+            return None, None
+        return (self.not_before, None) if self.not_before_mode == "skip" else (None, self.not_before)
+
     def sweep(self, max_issues: int, *, seconds: float | None = None,
               on_result: Callable[[IssueResult], None] | None = None) -> SweepResult:
         """Triage open queue issues without the marker and not waiting for a person, oldest first, up to
@@ -301,7 +321,8 @@ class Triager:
         from triage.http.errors import HTTPError
 
         query = self.sweep_query()
-        result = SweepResult(query=query)
+        result = SweepResult(query=query, not_before=self.not_before, not_before_mode=self.not_before_mode)
+        skip_before, labels_only = self._cutoffs()
         started = self.clock()
         # Keep a reserve of the hourly API budget: when it is reached the client refuses (nothing sent), the
         # issue is reported as failed-and-fatal and the sweep stops cleanly; the next sweep takes what is left.
@@ -312,7 +333,9 @@ class Triager:
         left = 0
         stop: str | None = None
         try:
-            for item, total, index in self.queue(query):
+            if skip_before:  # one search request: GitHub's count of the queue issues the cut-off leaves alone
+                result.before_cutoff = self.client.search_page(f"{query} created:<{skip_before}")[1]
+            for item, total, index in self.queue(query, after=skip_before):
                 found = total if found is None else found
                 left = total - index  # this issue and those after it, as GitHub counted them for this page
                 if done >= max_issues:
@@ -325,7 +348,7 @@ class Triager:
                 if age is not None and age < self.recent_seconds:  # recent even in the search's copy: not read
                     result.skipped[RECENT] = result.skipped.get(RECENT, 0) + 1
                     continue
-                issue_result = self.triage(item["number"], leave_recent=True)
+                issue_result = self.triage(item["number"], leave_recent=True, cutoff=labels_only)
                 if issue_result.left and issue_result.error is None:
                     result.skipped[issue_result.left] = result.skipped.get(issue_result.left, 0) + 1
                     continue
@@ -342,6 +365,7 @@ class Triager:
                     stop = f"the API budget ran out: {issue_result.error}"
                     break
                 done += 1
+                result.before_cutoff += issue_result.before_cutoff
                 result.results.append(issue_result)
                 if on_result is not None:
                     on_result(issue_result)

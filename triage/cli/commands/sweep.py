@@ -14,6 +14,7 @@ import sys
 
 from triage.cli.common import (CliError, add_config_options, add_github_options, add_planner_options, github_client,
                                load_config, planner_from_args, positive_seconds, run_command)
+from triage.service.cutoff import MODES, parse_not_before
 from triage.service.limits import MAX_SWEEP
 
 DEFAULT_MAX_ISSUES = 50
@@ -38,13 +39,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="leave issues updated in the last SECONDS to their own event run (default 600; 0 takes all)")
     parser.add_argument("--bot-login", default="github-actions[bot]",
                         help="the account the token writes as: only its comments count as ours")
+    parser.add_argument("--not-before", type=_not_before, default=None, metavar="DATE",
+                        help="do not triage queue issues created before this ISO 8601 date (2024-01-31); their "
+                             "count is reported")
+    parser.add_argument("--not-before-mode", choices=MODES, default="skip",
+                        help="skip (default): leave older issues alone; labels-only: label them, never comment")
     add_config_options(parser)
     add_planner_options(parser)
     parser.set_defaults(func=lambda args: run_command(run, args))
 
 
+def _not_before(text: str) -> str:
+    try:
+        return parse_not_before(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def run(args: argparse.Namespace) -> int:
-    from triage.service.summary import line_for
+    from triage.service.summary import cutoff_line, line_for
     from triage.service.triager import Triager
 
     if args.max_issues > MAX_SWEEP:
@@ -53,10 +66,13 @@ def run(args: argparse.Namespace) -> int:
     client = github_client(args, write=not args.dry_run)
     triager = Triager(client, bundle, repo=args.repo, queue_label=args.queue_label or None,
                       planner=planner_from_args(args), dry_run=args.dry_run,
-                      own_logins=(args.bot_login,), recent_seconds=max(args.skip_recent, 0.0))
+                      own_logins=(args.bot_login,), recent_seconds=max(args.skip_recent, 0.0),
+                      not_before=args.not_before, not_before_mode=args.not_before_mode)
     sweep = triager.sweep(args.max_issues, seconds=args.timeout,
                           on_result=lambda r: print(line_for(r), file=sys.stderr, flush=True))
     failed = sweep.failed
+    if sweep.not_before:
+        print(f"ptd-triage sweep: {cutoff_line(sweep)}", file=sys.stderr)
     for item in failed:
         if item.number is None:  # a failed search has no issue line of its own yet
             print(line_for(item), file=sys.stderr)
@@ -67,6 +83,8 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({
             "query": sweep.query, "found": sweep.found, "left": sweep.left, "skipped": sweep.skipped,
             "stopped": sweep.stopped, "api_requests": client.request_count,
+            "not_before": sweep.not_before, "not_before_mode": sweep.not_before_mode,
+            "before_not_before": sweep.before_cutoff,
             "issues": [{"number": r.number, "outcome": r.outcome, "error": r.error,
                         "labels_written": list(r.labels_written), "comment_posted": r.comment_posted,
                         "plan": r.plan.to_dict() if r.plan else None} for r in sweep.results],

@@ -85,7 +85,7 @@ def test_removed_flags_carry_a_procedural_reason_and_missed_flags_can_be_added(m
     planner = HybridPlanner(client)
     asked: list[frozenset[int]] = []
 
-    def random_gate(snapshot, bundle, plan, settings):
+    def random_gate(snapshot, bundle, plan, settings, analysis=None):
         take = frozenset(s for s in range(1, 7) if rng.random() < 0.5) | frozenset({5} if rng.random() < 0.7 else ())
         asked.append(take)
         return take, ("a random gate",) if take else ()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 
 from jsonschema import Draft202012Validator
@@ -10,7 +11,20 @@ from jsonschema import Draft202012Validator
 from triage.config.names import LABEL_NAME_PATTERN, RESERVED_LABELS, label_name_problem
 from triage.config.safe_yaml import DocumentError, load_json
 
-ROLES = ("sub-oncall", "module", "type", "marker", "review", "reproduction")
+
+
+class Role(StrEnum):
+    """The part a label plays in the procedure (labels.json's `role`). A str: JSON and comparisons see the name."""
+
+    SUB_ONCALL = "sub-oncall"
+    MODULE = "module"
+    TYPE = "type"
+    MARKER = "marker"
+    REVIEW = "review"
+    REPRODUCTION = "reproduction"
+
+
+ROLES = tuple(r.value for r in Role)
 TYPE_KINDS = ("feature", "enhancement", "performance")
 # Allowlists written before `kind` existed name PyTorch's type labels; their kind follows from the name.
 _LEGACY_KINDS = {"feature": "feature", "enhancement": "enhancement", "module: performance": "performance"}
@@ -53,7 +67,7 @@ class LabelsError(ValueError):
 @dataclass(frozen=True)
 class LabelSpec:
     name: str
-    role: str
+    role: Role
     route: str | None
     description: str
     color: str
@@ -139,7 +153,7 @@ def parse_labels(data: object, path: str) -> LabelSet:
         raise LabelsError(f"{path}: invalid labels file at {where}: {message}")
     assert isinstance(data, dict)
     specs = tuple(
-        LabelSpec(i["name"], i["role"], i.get("route"), i["description"], i["color"],
+        LabelSpec(i["name"], Role(i["role"]), i.get("route"), i["description"], i["color"],
                   i.get("kind") or (_LEGACY_KINDS.get(i["name"]) if i["role"] == "type" else None)) for i in data["labels"]
     )
     names = [s.name for s in specs]

@@ -1,6 +1,6 @@
 """The plan: what the bot would add to one issue, and why. A stable contract other tools read.
 
-May import: the standard library only.
+May import: the standard library, `triage.core.vocab`.
 """
 
 from __future__ import annotations
@@ -8,16 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-OUTCOMES = (
-    "already_triaged",  # step 0: a human classified it (module + sub-oncall)
-    "not_distributed",  # step 1: flagged as mislabelled, for a human to re-route
-    "routed",  # step 2: sent to a sub-team that triages further itself
-    "classified",  # step 3: module(s) found with high/medium confidence
-    "needs_review",  # a human decides: module unclear, or the policy refused to guess
-    "high_priority",  # step 5: possibly high priority: a human must look first (no marker)
-    "nothing_to_do",  # already processed by the bot, or nothing left to add
-)
-CONFIDENCES = ("high", "medium", "low")
+from triage.core.vocab import Confidence, Outcome
+
+OUTCOMES = tuple(Outcome)  # what each means: `triage.core.vocab.Outcome`
+CONFIDENCES = tuple(Confidence)
 
 
 @dataclass(frozen=True)
@@ -31,7 +25,7 @@ class Plan:
     issue: int
     add_labels: tuple[str, ...] = ()
     comment: PlannedComment | None = None
-    outcome: str = "nothing_to_do"
+    outcome: str = Outcome.NOTHING_TO_DO
     sub_oncall: str | None = None
     modules: tuple[str, ...] = ()
     confidence: str | None = None

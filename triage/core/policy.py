@@ -18,20 +18,23 @@ The rules (the seed's constraints, plus the semantic rules PyTorch's own apply s
 - comments come only from the configured templates, re-rendered here (a planner picks a template, never the
   words), and never twice: a template counts as posted when our own account's comment carries its marker.
 
-May import: the standard library, `triage.config`, `triage.core.plan`, `triage.core.snapshot`.
+May import: the standard library, `triage.config`, `triage.core.plan`, `triage.core.snapshot`,
+`triage.core.outcome`, `triage.core.vocab`.
 """
 
 from __future__ import annotations
 
 from triage.config.bundle import Bundle
 from triage.config.templates import has_marker
+from triage.core.outcome import OutcomeFacts, classification, derive_outcome
 from triage.core.plan import CONFIDENCES, OUTCOMES, Plan, PlannedComment
 from triage.core.snapshot import IssueSnapshot
+from triage.core.vocab import Outcome, Role
 
 # The order labels are written in: routing first, then classification, then flags, marker last.
-ROLE_ORDER = {"sub-oncall": 0, "module": 1, "type": 2, "review": 3, "reproduction": 4, "marker": 5}
+ROLE_ORDER = {Role.SUB_ONCALL: 0, Role.MODULE: 1, Role.TYPE: 2, Role.REVIEW: 3, Role.REPRODUCTION: 4, Role.MARKER: 5}
 # Claims a proposal may make about the flow; anything else is treated as an ordinary triage.
-HIGH_PRIORITY, NOT_DISTRIBUTED, NOTHING = "high_priority", "not_distributed", "nothing_to_do"
+HIGH_PRIORITY, NOT_DISTRIBUTED, NOTHING = Outcome.HIGH_PRIORITY, Outcome.NOT_DISTRIBUTED, Outcome.NOTHING_TO_DO
 
 
 def already_posted(snapshot: IssueSnapshot, template: str, own_logins: frozenset[str] | None) -> bool:
@@ -118,7 +121,7 @@ def enforce(proposal: Plan, snapshot: IssueSnapshot, bundle: Bundle, *,
         if claim != HIGH_PRIORITY:
             notes.append("policy: no sub-oncall for the issue: sent to review")
     elif route is not None and route not in rubric.stop_after and not modules_after \
-            and not _already_triaged(snapshot, labels, rubric):
+            and not classification(snapshot.labels, labels, rubric).complete:
         needs_review = True  # classified with no module: a human decides the module
         if labels.review not in wanted and labels.review not in snapshot.labels:
             notes.append("policy: a classification with no module label: sent to review")
@@ -165,29 +168,19 @@ def enforce(proposal: Plan, snapshot: IssueSnapshot, bundle: Bundle, *,
     return _final(proposal, tuple(wanted), comment, outcome, oncall, chosen, notes)
 
 
-def _already_triaged(snapshot: IssueSnapshot, labels, rubric=None) -> bool:
-    """Modules and a sub-oncall on the issue (or modules alone, where the default route adds no sub-oncall)."""
-    has_module = any(labels.role(l) == "module" for l in snapshot.labels)
-    routed = any(labels.role(l) == "sub-oncall" for l in snapshot.labels) or (
-        rubric is not None and getattr(rubric, "unlabelled_route", None) is not None)
-    return has_module and routed
-
-
 def _derive_outcome(claim: str, snapshot: IssueSnapshot, bundle: Bundle, wanted: list[str], oncall: str | None,
-                    route: str | None, modules: tuple[str, ...]) -> str:
-    labels = bundle.labels
-    if claim == HIGH_PRIORITY:
-        return HIGH_PRIORITY
-    if claim == NOT_DISTRIBUTED:
-        return NOT_DISTRIBUTED
-    if claim == "already_triaged" and set(wanted) <= {labels.marker} and _already_triaged(snapshot, labels, bundle.rubric):
-        return "already_triaged"
-    if oncall is None and route is None:
-        return "needs_review"
-    if route is not None and route in bundle.rubric.stop_after:
-        return "routed"
-    review = labels.review in wanted or labels.review in snapshot.labels
-    return "needs_review" if review or not modules else "classified"
+                    route: str | None, modules: tuple[str, ...]) -> Outcome:
+    """The outcome from what will be on the issue (the same `derive_outcome` the procedure's proposal used)."""
+    labels, rubric = bundle.labels, bundle.rubric
+    return derive_outcome(OutcomeFacts(
+        flagged=claim == Outcome.HIGH_PRIORITY,
+        not_distributed=claim == Outcome.NOT_DISTRIBUTED,
+        classified_by_person=claim == Outcome.ALREADY_TRIAGED and set(wanted) <= {labels.marker}
+        and classification(snapshot.labels, labels, rubric).complete,
+        routed=oncall is not None or route is not None,
+        route_stops=route is not None and route in rubric.stop_after,
+        review=labels.review in wanted or labels.review in snapshot.labels,
+        modules=bool(modules)))
 
 
 def _final(proposal: Plan, add: tuple[str, ...], comment: PlannedComment | None, outcome: str,

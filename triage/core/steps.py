@@ -5,7 +5,8 @@ against every rubric topic) and at the configuration, and returns its decision, 
 decision adds, a one-line reason and the evidence behind it. The rubric planner
 (`triage.planners.rubric`) runs them as a straight sequence; reasons become text only at the edges.
 
-May import: the standard library, `triage.text`, `triage.config` (types), `triage.core.snapshot`.
+May import: the standard library, `triage.text`, `triage.config` (types), `triage.core.snapshot`,
+`triage.core.outcome` (who classified it), `triage.core.vocab`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from dataclasses import dataclass, field
 from triage.config.labels import LabelSet
 from triage.config.rubric import Check, Rubric
 from triage.config.templates import has_marker
+from triage.core.outcome import classification
 from triage.core.snapshot import IssueSnapshot
+from triage.core.vocab import Reproduction, Role, Triaged
 from triage.text.document import Document, build_document
 from triage.text.matching import Evidence, score, summarize
 
@@ -97,20 +100,19 @@ def step0_already_triaged(snapshot: IssueSnapshot, labels: LabelSet, rubric: Rub
     labels this bot added itself (the snapshot knows who added what, when the caller read the label events)
     are its own earlier work, not a human's classification. In a queue whose default route adds no sub-oncall
     label (PyTorch's pt2 queue), module labels alone are a complete classification."""
-    human = [l for l in snapshot.labels if l not in snapshot.labels_added_by_bots]
-    modules = [l for l in human if labels.role(l) == "module"]
-    oncalls = [l for l in human if labels.role(l) == "sub-oncall"]
-    unlabelled = getattr(rubric, "unlabelled_route", None) if rubric is not None else None
-    if modules and (oncalls or unlabelled):
-        where = oncalls[0] if oncalls else f"route {unlabelled}"
-        return StepResult(0, "already_triaged", (labels.marker,), stop=True,
+    human = classification((l for l in snapshot.labels if l not in snapshot.labels_added_by_bots), labels, rubric)
+    modules, oncalls = list(human.modules), list(human.oncalls)
+    if human.complete:
+        where = oncalls[0] if oncalls else f"route {human.unlabelled_route}"
+        return StepResult(0, Triaged.ALREADY, (labels.marker,), stop=True,
                           reason=f"step 0: already triaged by a human ({where}; {', '.join(modules)})")
-    ours = [l for l in snapshot.labels if l in snapshot.labels_added_by_bots and labels.role(l) in ("module", "sub-oncall")]
-    if modules or oncalls:
-        return StepResult(0, "partly_triaged", reason=f"step 0: partly triaged ({', '.join(modules + oncalls)}), continuing")
+    ours = [l for l in snapshot.labels
+            if l in snapshot.labels_added_by_bots and labels.role(l) in (Role.MODULE, Role.SUB_ONCALL)]
+    if human.partial:
+        return StepResult(0, Triaged.PARTLY, reason=f"step 0: partly triaged ({', '.join(modules + oncalls)}), continuing")
     if ours:
-        return StepResult(0, "untriaged", reason=f"step 0: only labels a bot added ({', '.join(ours)}), continuing")
-    return StepResult(0, "untriaged", reason="step 0: no module or sub-oncall label yet")
+        return StepResult(0, Triaged.NOT_YET, reason=f"step 0: only labels a bot added ({', '.join(ours)}), continuing")
+    return StepResult(0, Triaged.NOT_YET, reason="step 0: no module or sub-oncall label yet")
 
 
 # --- step 1: is this actually a distributed issue? -------------------------------------------------
@@ -307,17 +309,23 @@ def step5_high_priority(analysis: Analysis, rubric: Rubric, labels: LabelSet,
 
 def step6_needs_reproduction(analysis: Analysis, rubric: Rubric, labels: LabelSet, types: StepResult,
                              template: str, performance_template: str | None = None) -> StepResult:
-    """Ask for a reproduction when none is there; never for a request (step 4 found a type). A report about
-    speed or memory gets the performance wording when the rubric names one: asking for "the error output of
-    every rank" about a slowdown is not true to what the reporter saw."""
+    """Ask for a reproduction when none is there; never for a request (step 4 found a type)."""
     if types.labels:
-        return StepResult(6, "request", reason="step 6: a request, not a bug: no reproduction needed")
+        return StepResult(6, Reproduction.REQUEST, reason="step 6: a request, not a bug: no reproduction needed")
     has_repro, _, evidence = passes(rubric.reproduction, analysis, rubric)
     if has_repro:
-        return StepResult(6, "has_reproduction", evidence=tuple(evidence),
+        return StepResult(6, Reproduction.HAS, evidence=tuple(evidence),
                           reason=f"step 6: has a reproduction ({summarize(evidence, 1)})")
+    chosen = reproduction_template(analysis, rubric, template, performance_template)
+    return StepResult(6, Reproduction.NEEDS, (labels.reproduction,), comment=chosen,
+                      reason="step 6: a performance report with no script or numbers to reproduce"
+                      if chosen != template else "step 6: no script, code or steps to reproduce")
+
+
+def reproduction_template(analysis: Analysis, rubric: Rubric, template: str, performance_template: str | None) -> str:
+    """Which request for a reproduction to post, whoever judged that one is missing: a report about speed or
+    memory gets the performance wording when the rubric names one, because asking for "the error output of every
+    rank" about a slowdown is not true to what the reporter saw."""
     if performance_template and passes(rubric.performance, analysis, rubric)[0]:
-        return StepResult(6, "needs_reproduction", (labels.reproduction,), comment=performance_template,
-                          reason="step 6: a performance report with no script or numbers to reproduce")
-    return StepResult(6, "needs_reproduction", (labels.reproduction,), comment=template,
-                      reason="step 6: no script, code or steps to reproduce")
+        return performance_template
+    return template

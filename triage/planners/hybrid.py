@@ -67,14 +67,15 @@ def _decisions(value) -> tuple[str, ...]:
     return tuple(value)
 
 
-def uncertain_steps(snapshot: IssueSnapshot, bundle: Bundle, plan: Plan,
-                    settings: HybridSettings) -> tuple[frozenset[int], tuple[str, ...]]:
-    """Which steps the model should decide for this issue, and why (empty: the rubric is sure)."""
+def uncertain_steps(snapshot: IssueSnapshot, bundle: Bundle, plan: Plan, settings: HybridSettings,
+                    analysis: steps.Analysis | None = None) -> tuple[frozenset[int], tuple[str, ...]]:
+    """Which steps the model should decide for this issue, and why (empty: the rubric is sure). `analysis`: the
+    one the rubric's plan was decided on, so the issue is read once."""
     rubric, labels = bundle.rubric, bundle.labels
     by_step = {r.step: r for r in plan.steps}
     if not plan.steps or plan.steps[-1].step == 0:
         return frozenset(), ()
-    analysis = steps.analyse(snapshot, rubric, bundle.templates.names)
+    analysis = analysis or steps.analyse(snapshot, rubric, bundle.templates.names)
     take: set[int] = set()
     why: list[str] = []
     if settings.trap_mixed:
@@ -115,13 +116,14 @@ class HybridPlanner:
         self.consultant = ModelConsultant(client, prompt_path=prompt_path)
 
     def propose(self, snapshot: IssueSnapshot, bundle: Bundle, *, force: bool = False) -> Plan:
-        base = rubric_planner.propose(snapshot, bundle, force=force)
-        take, why = uncertain_steps(snapshot, bundle, base, HybridSettings.from_rubric(bundle.rubric))
+        base, analysis = rubric_planner.propose_with_analysis(snapshot, bundle, force=force)
+        take, why = uncertain_steps(snapshot, bundle, base, HybridSettings.from_rubric(bundle.rubric),
+                                    analysis=analysis)
         if not take:
             return base.with_(planner=self.name, reasons=tuple(base.reasons) + (
                 "hybrid: the rubric was sure of every step; the model was not asked",) if base.steps else base.reasons)
         return consult(self.consultant, snapshot, bundle, base, take, by=self.name, asked_because=why,
-                       step5_rule=hybrid_step5)
+                       step5_rule=hybrid_step5, analysis=analysis)
 
 
 def make_hybrid(**options) -> HybridPlanner:

@@ -34,6 +34,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 from triage.config.bundle import Bundle
 from triage.config.templates import TemplatesError
 from triage.core.plan import Plan
+from triage.core.outcome import classification
 from triage.core.snapshot import InputError, IssueSnapshot, snapshot_from_json
 from triage.core.writes import UnsafeWrite, planned_writes
 from triage.github.names import is_bot_account
@@ -266,10 +267,7 @@ class Triager:
         return plan_issue(snapshot, self.bundle, planner=self.planner, force=force, own_logins=self.own_logins)
 
     def _step0_may_stop(self, snapshot: IssueSnapshot) -> bool:
-        labels = self.bundle.labels
-        roles = {labels.role(l) for l in snapshot.labels}
-        routed = "sub-oncall" in roles or getattr(self.bundle.rubric, "unlabelled_route", None) is not None
-        return "module" in roles and routed
+        return classification(snapshot.labels, self.bundle.labels, self.bundle.rubric).complete
 
     def _with_history(self, snapshot: IssueSnapshot, number: int) -> IssueSnapshot:
         by_bots, dismissed = label_history(self.client.list_events(self.repo, number), self.bundle.labels.review)

@@ -89,7 +89,7 @@ def test_a_model_that_agrees_with_the_rubric_gives_the_rubrics_plan(source, monk
     bundle = load_bundle()
     client = Agreeing()
     monkeypatch.setattr(hybrid_module, "uncertain_steps",
-                        lambda *a: (frozenset(range(1, 7)), ("every step, for this test",)))
+                        lambda *a, **k: (frozenset(range(1, 7)), ("every step, for this test",)))
     planners = {"llm": LLMPlanner(client), "hybrid": HybridPlanner(client)}
     differ, asked = [], 0
     for snapshot in _snapshots(source):

@@ -170,7 +170,8 @@ def issue_markdown(result) -> str:
              + (" (dry run)" if result.dry_run else ""), ""]
     if result.error:
         lines += [f"**Failed:** {md_escape(result.error)}"
-                  + (f" (it had planned {_code(plan.outcome)})" if plan is not None else ""), ""]
+                  + (f" (it had planned {_code(result.words.outcome(plan.outcome) if result.words else plan.outcome)})"
+                     if plan is not None else ""), ""]
     if result.left:
         lines += [f"Left: {md_escape(result.left)}", ""]
     if plan is None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from jsonschema import Draft202012Validator
 
 from triage.config.safe_yaml import DocumentError, load_yaml
+from triage.config.words import canonical
 
 from triage.text.matching import PatternError, Signal, compile_pattern, compile_signal
 
@@ -100,6 +101,8 @@ class Rubric:
     command: str = DEFAULT_COMMAND  # the slash command that asks for a re-triage
     # When the hybrid planner asks a model (rubric `hybrid:`; `triage.planners.hybrid.HybridSettings` reads it).
     hybrid: dict = field(default_factory=dict)
+    # What reports call step 1's decisions (rubric `words:`; `triage.config.words.queue_words` fills the gaps).
+    words: dict = field(default_factory=dict)
 
     def route_label(self, route: str) -> str | None:
         return self.routes[route].label
@@ -140,6 +143,7 @@ def _regex(source: str, path: str, what: str):
 
 
 def compile_rubric(data: object, path: str) -> Rubric:
+    data = canonical(data)  # `not_in_queue:` is `not_distributed:` (a queue's rubric need not say another's name)
     errors = sorted(_validator().iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:
         first = errors[0]
@@ -224,6 +228,7 @@ def compile_rubric(data: object, path: str) -> Rubric:
         comment_templates={**DEFAULT_COMMENT_TEMPLATES, **data.get("comments", {})},
         command=data.get("command", DEFAULT_COMMAND),
         hybrid=dict(data.get("hybrid") or {}),
+        words=dict(data.get("words") or {}),
     )
 
 

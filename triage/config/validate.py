@@ -19,6 +19,7 @@ from triage.config.labels import _SCHEMA as LABELS_SCHEMA, LabelsError, TYPE_KIN
 from triage.config.rubric import DEFAULT_COMMENT_TEMPLATES, _validator as rubric_validator, route_problems
 from triage.config.names import LABEL_NAME_PATTERN, RESERVED_LABELS, label_name_problem
 from triage.config.source import Located
+from triage.config.words import canonical
 from triage.config.templates import SUFFIX, TemplatesError, build_templates
 from triage.text.matching import PatternError, compile_signal
 from triage.text.patterns import compile_pattern
@@ -105,7 +106,9 @@ def floor_problems(labels: Located) -> list[Problem]:
 
 
 def check(sources: QueueSources) -> list[Problem]:
-    rubric, labels = sources.rubric, sources.labels
+    labels = sources.labels
+    marks = dict(sources.rubric.marks)  # `not_in_queue:` read as `not_distributed:`, its lines kept
+    rubric = Located(canonical(sources.rubric.data, marks), sources.rubric.file, marks)
     problems = _schema_problems(rubric, rubric_validator(), "rubric")
     problems += _schema_problems(labels, Draft202012Validator(LABELS_SCHEMA), "labels")
     if problems:

@@ -17,6 +17,7 @@ from triage.config.labels import LabelSet
 from triage.config.rubric import Check, Rubric
 from triage.config.templates import has_marker
 from triage.core.outcome import classification
+from triage.config.words import queue_words
 from triage.core.snapshot import IssueSnapshot
 from triage.core.vocab import Reproduction, Role, Triaged
 from triage.text.document import Document, build_document
@@ -119,29 +120,30 @@ def step0_already_triaged(snapshot: IssueSnapshot, labels: LabelSet, rubric: Rub
 
 
 def step1_not_distributed(analysis: Analysis, rubric: Rubric, labels: LabelSet, template: str) -> StepResult:
-    """Not distributed only when a known trap matches AND distributed evidence is weak: a wrong
-    'not distributed' sends a real bug away, so both must hold."""
+    """Not in the queue only when a known trap matches AND the queue's evidence is weak: a wrong 'not in the
+    queue' sends a real bug away, so both must hold. The reasons use the queue's words (`rubric.words`)."""
+    words = queue_words(rubric.words, labels.queue_label)
     trapped, trap_score, trap_evidence = passes(rubric.not_distributed, analysis, rubric)
     dist = analysis.distributed_score
     if trapped:
-        # What the trap itself matched is not distributed evidence: `undefined symbol: ncclX` at
+        # What the trap itself matched is not the queue's evidence: `undefined symbol: ncclX` at
         # `import torch` names NCCL, yet it is a packaging problem. Score again without it.
         dist = score_topics(analysis.doc.without([e.text for e in trap_evidence]), rubric).distributed_score
     if trapped and dist <= rubric.max_distributed_score:
         return StepResult(
             1, "not_distributed", (labels.review, labels.marker), comment=template, stop=True,
             evidence=tuple(trap_evidence), score=trap_score,
-            reason=(f"step 1: not distributed — trap score {trap_score:g} ({summarize(trap_evidence, 2)}), "
-                    f"distributed evidence only {dist:g}"),
+            reason=(f"step 1: {words.not_in_queue} — trap score {trap_score:g} ({summarize(trap_evidence, 2)}), "
+                    f"{words.queue} evidence only {dist:g}"),
         )
     if trapped:
         return StepResult(1, "distributed", evidence=tuple(trap_evidence), score=dist,
-                          reason=f"step 1: a not-distributed trap matched ({summarize(trap_evidence, 1)}) "
-                                 f"but distributed evidence is {dist:g}")
+                          reason=f"step 1: a '{words.not_in_queue}' trap matched ({summarize(trap_evidence, 1)}) "
+                                 f"but {words.queue} evidence is {dist:g}")
     if dist <= 0:
         return StepResult(1, "distributed", score=dist,
                           reason="step 1: no evidence either way; kept in the queue (only a matched trap sends an issue away)")
-    return StepResult(1, "distributed", score=dist, reason=f"step 1: distributed (evidence {dist:g})")
+    return StepResult(1, "distributed", score=dist, reason=f"step 1: {words.queue} (evidence {dist:g})")
 
 
 # --- step 2: route to one sub-oncall ---------------------------------------------------------------

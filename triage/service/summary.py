@@ -9,7 +9,9 @@ from __future__ import annotations
 def line_for(result) -> str:
     number = f"#{result.number}" if result.number else "search"
     if result.error:
-        planned = f" (planned {result.plan.outcome})" if result.plan is not None else ""
+        words = getattr(result, "words", None)  # the queue's words for the outcome, when the result has them
+        outcome = result.plan.outcome if result.plan is not None else ""
+        planned = f" (planned {words.outcome(outcome) if words else outcome})" if result.plan is not None else ""
         return f"{number}: failed{planned}: {result.error}"
     if result.left:
         return f"{number}: left: {result.left}"

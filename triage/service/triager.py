@@ -33,6 +33,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from triage.config.bundle import Bundle
 from triage.config.templates import TemplatesError
+from triage.config.words import QueueWords, queue_words
 from triage.core.plan import Plan
 from triage.core.outcome import classification
 from triage.core.snapshot import InputError, IssueSnapshot, snapshot_from_json
@@ -66,6 +67,7 @@ class IssueResult:
     left: str | None = None  # not triaged on purpose (left the queue, waiting for a person, ...): why
     requests: int = 0  # API requests this issue cost
     before_cutoff: bool = False  # created before not-before (labels-only mode): its comment was dropped
+    words: QueueWords | None = None  # the queue's words for the outcome (the plan keeps the stable value)
 
     @property
     def labels_written(self) -> tuple[str, ...]:
@@ -85,7 +87,9 @@ class IssueResult:
             return "error"
         if self.left:
             return "left"
-        return self.plan.outcome if self.plan else "nothing_to_do"
+        if not self.plan:
+            return "nothing_to_do"
+        return self.words.outcome(self.plan.outcome) if self.words else self.plan.outcome
 
     @property
     def needs_person(self) -> bool:
@@ -167,6 +171,8 @@ class Triager:
         self.claim_wait = claim_wait
         self.not_before = not_before  # a sweep's cut-off (triage.service.cutoff); event runs ignore it
         self.not_before_mode = not_before_mode
+        # What the reports call the outcomes: the configuration's words (not an input that renames the label).
+        self.words = queue_words(bundle.rubric.words, bundle.labels.queue_label)
 
     # -- one issue --------------------------------------------------------------------------------------------
 
@@ -179,7 +185,7 @@ class Triager:
         `cutoff`: an issue created before it gets labels but no comment (the sweep's labels-only not-before)."""
         from triage.http.errors import is_fatal_for_run
 
-        result = IssueResult(number=number, dry_run=self.dry_run, forced=force)
+        result = IssueResult(number=number, dry_run=self.dry_run, forced=force, words=self.words)
         before = getattr(self.client, "request_count", 0)
         deadline = getattr(self.client, "deadline", None)
         started = time.monotonic()

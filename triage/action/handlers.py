@@ -74,24 +74,44 @@ class Run:
     @property
     def bundle(self):
         if self._bundle is None:
-            from triage.config.bundle import ConfigError
-            from triage.config.repo import describe_source, load_repo_bundle, precheck_inputs, read_repo_config
+            from triage.config.bundle import ConfigError, compile_sources
+            from triage.config.remote import read_queue
+            from triage.config.repo import describe_source, load_repo_bundle, precheck_inputs, sources_for
 
             s = self.settings
+            explicit = dict(rubric=s.rubric or None, labels=s.labels or None, templates=s.templates or None)
             try:
-                precheck_inputs(rubric=s.rubric or None, labels=s.labels or None, templates=s.templates or None)
-                # Layered and validated as a whole: the bundled queue <- the repository's file (one contents
-                # request, default branch) <- the Action's rubric/labels/templates inputs.
-                # Opt-in (the `config` input names the file, e.g. .github/ptd-triage.yml): a repository that
-                # does not use one pays no API call for it on every event.
+                precheck_inputs(**explicit)
+                # Opt-in (the `config` input names a file, e.g. .github/ptd-triage.yml, or a queue folder ending
+                # in "/"): a repository that does not use one pays no API call for it on every event. Read from
+                # the default branch, layered and validated as a whole: the base <- the repository's
+                # configuration <- the Action's rubric/labels/templates inputs.
                 path = "" if s.config in ("", "none") else s.config
-                config = read_repo_config(self._read_file, s.repo, path) if path else None
-                explicit = dict(rubric=s.rubric or None, labels=s.labels or None, templates=s.templates or None)
-                self._bundle = load_repo_bundle(config, **explicit)
-                self.queue_source = describe_source(config, **explicit)
+                if path:
+                    sources, self.queue_source = read_queue(self, s.repo, path)
+                    if any(explicit.values()):
+                        sources = sources_for(None, base=sources, **explicit)
+                        self.queue_source += " (with the rubric/labels/templates inputs over it)"
+                    self._bundle = compile_sources(sources)
+                else:
+                    self._bundle = load_repo_bundle(None, **explicit)
+                    self.queue_source = describe_source(None, **explicit)
             except (ConfigError, ValueError) as exc:
                 raise ActionError(str(exc)) from None
         return self._bundle
+
+    # The configuration `Reader` (triage.config.remote): the contents API, default branch only.
+    def file(self, repo: str, path: str) -> str | None:
+        return self._read_file(repo, path)
+
+    def listing(self, repo: str, path: str) -> list[tuple[str, str]] | None:
+        from triage.config.bundle import ConfigError
+        from triage.http.errors import HTTPError
+
+        try:
+            return self.client.list_directory(repo, path)
+        except (HTTPError, ValueError) as exc:
+            raise ConfigError(f"{repo}:{path}/: cannot be read: {exc}") from None
 
     def _read_file(self, repo: str, path: str) -> str | None:
         """A configuration file's text from `repo`'s default branch (None: it does not exist). A file that cannot
@@ -102,7 +122,8 @@ class Run:
         try:
             return self.client.get_contents(repo, path)
         except (HTTPError, ValueError) as exc:
-            raise ConfigError(f"{repo}:{path}: cannot be read: {exc}") from None
+            hint = "; end the `config` path with \"/\" to read a queue folder" if "is a directory" in str(exc) else ""
+            raise ConfigError(f"{repo}:{path}: cannot be read: {exc}{hint}") from None
 
     @property
     def queue_label(self) -> str:

@@ -25,6 +25,7 @@ from triage.config.validate import QueueSources, check
 
 _PACKAGE = Path(__file__).resolve().parent.parent  # triage/
 DEFAULT_QUEUE = "distributed"
+PROMPT_FILE = "prompt.md.j2"
 
 
 class ConfigError(ValueError):
@@ -59,6 +60,9 @@ class Bundle:
     rubric: Rubric
     labels: LabelSet
     templates: Templates
+    # The model's prompt template (`prompt.md.j2`) and the file it came from, when the configuration has one.
+    prompt: str | None = None
+    prompt_file: str = ""
 
     @property
     def step_templates(self) -> dict[str, str]:
@@ -93,7 +97,11 @@ def read_sources(rubric: Path, labels: Path, templates: Path) -> QueueSources:
     except SourceError as exc:
         raise ConfigError(str(exc)) from None
     sources, files = read_templates(templates)
-    return QueueSources(rubric_doc, labels_doc, sources, str(templates), files)
+    prompt_path = templates.parent / PROMPT_FILE  # a queue folder's prompt, beside its templates
+    prompt = None
+    if prompt_path.is_file():
+        prompt = (prompt_path.read_text(encoding="utf-8"), (str(prompt_path), 1))
+    return QueueSources(rubric_doc, labels_doc, sources, str(templates), files, prompt)
 
 
 def compile_sources(sources: QueueSources) -> Bundle:
@@ -109,7 +117,8 @@ def compile_sources(sources: QueueSources) -> Bundle:
                                     tuple(rubric.comment_templates.values()), sources.template_files)
     except (RubricError, LabelsError, TemplatesError) as exc:  # check() should have said so already
         raise ConfigError(str(exc)) from None
-    return Bundle(rubric, labels, templates)
+    prompt, where = sources.prompt if sources.prompt else (None, ("", None))
+    return Bundle(rubric, labels, templates, prompt, where[0])
 
 
 @lru_cache(maxsize=8)

@@ -1,27 +1,30 @@
-"""A repository's own configuration, `.github/ptd-triage.yml`: which bundled queue it starts from and what it changes.
+"""A repository's own configuration, `.github/ptd-triage.yml`: the queue it starts from and what it changes, or a
+whole queue of its own.
 
-    queue: pt2                      # a bundled queue (default: distributed)
+    extends: pt2                    # where to start: a bundled queue (distributed, pt2), `none` (this file is the
+                                    #   whole queue), or OWNER/REPO[:PATH] (another repository's configuration, read
+                                    #   from its default branch; PATH ending in "/" is a queue folder). `queue: pt2`
+                                    #   is the older spelling of a bundled `extends`. Neither: distributed (said
+                                    #   loudly in every run's notice).
     queue_label: "oncall: pt2"      # optional: the label that puts an issue in the queue
     command: /pt2-retriage          # optional: the re-triage slash command
-    rubric:                         # optional: merged into the queue's rubric.yaml, mapping by mapping;
+    rubric:                         # merged into the base's rubric.yaml, mapping by mapping;
       routing:                      #   lists and values replace, `add_signals:` appends to a `signals` list,
-        routes: {_remove: [cpu-inductor]}  # and `_remove: [...]` deletes keys
+        routes: {_remove: [cpu-inductor]}  # and `_remove: [...]` deletes keys (with `extends: none`: the whole rubric)
         precedence: [export, core]
-      topics:
-        dynamo:
-          add_signals:
-            - {id: my-dynamo-words, match: '\\bmy_compiler\\b', weight: 2}
     labels:                         # optional
       add:                          #   labels to add to the allowlist (one with an existing name replaces it)
         - {name: "module: my thing", role: module, description: "...", color: "c5def5"}
       forbidden: ["high priority"]  #   replaces the forbidden list
+      labels: [...]                 #   replaces the whole allowlist (what `extends: none` uses)
     templates:                      # optional: template name -> text (replaces or adds a template)
       not_pt2: |
         Hi {% if author %}@{{ author }}{% endif %}, ...
+    prompt: |                       # optional: the model's prompt template (prompt.md.j2)
 
-Layering: the bundled queue <- this file <- the Action's explicit inputs; the result is validated as a whole, and
-each problem names the file and line it comes from (this file's own lines for what it changed). The Action reads
-it through the contents API from the default branch, one request per run (`read_repo_config`).
+Layering: the base <- this file <- the Action's explicit inputs; the result is validated as a whole, and each
+problem names the file and line it comes from (this file's own lines for what it changed). The Action reads it
+through the contents API from the default branch (`triage.config.remote`).
 
 May import: the standard library, jsonschema, `triage.config`.
 """
@@ -39,12 +42,17 @@ from triage.config.source import Located, SourceError, load_document, merge, par
 from triage.config.validate import Problem, QueueSources, check, schema_message
 
 REPO_CONFIG_PATH = ".github/ptd-triage.yml"
+WHOLE = "none"  # `extends: none`: the file is the whole queue
+# A bundled queue's name, or OWNER/REPO with an optional :PATH (no "..", no leading "/").
+EXTENDS_PATTERN = r"^(?:[a-z0-9][a-z0-9_-]*|[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}(?::(?!/)(?!.*\.\.)[A-Za-z0-9._/-]{1,300})?)$"
 
 _SCHEMA = {
     "type": "object",
     "additionalProperties": False,
     "properties": {
         "queue": {"type": "string", "pattern": "^[a-z0-9][a-z0-9_-]*$"},
+        "extends": {"type": "string", "pattern": EXTENDS_PATTERN},
+        "prompt": {"type": "string"},
         "queue_label": {"type": "string", "pattern": LABEL_NAME_PATTERN},
         "command": {"type": "string"},
         "rubric": {"type": "object"},
@@ -54,6 +62,8 @@ _SCHEMA = {
             "properties": {
                 "add": {"type": "array", "items": {"type": "object"}},
                 "forbidden": {"type": "array", "items": {"type": "string", "pattern": LABEL_NAME_PATTERN}},
+                "labels": {"type": "array", "items": {"type": "object"}},
+                "queue_label": {"type": "string", "pattern": LABEL_NAME_PATTERN},
             },
         },
         "templates": {
@@ -101,9 +111,9 @@ def layer(base: QueueSources, config: Located) -> QueueSources:
     changes = data.get("labels", {})
     if "queue_label" in data:
         labels = merge(labels, {"queue_label": data["queue_label"]}, {("queue_label",): config.where(("queue_label",))})
-    if "forbidden" in changes:
-        labels = merge(labels, {"forbidden": changes["forbidden"]}, {
-            k[1:]: v for k, v in marks.items() if k[:2] == ("labels", "forbidden")})
+    for key in ("labels", "queue_label", "forbidden"):  # whole values: they replace the base's
+        if key in changes:
+            labels = merge(labels, {key: changes[key]}, {k[1:]: v for k, v in marks.items() if k[:2] == ("labels", key)})
     if changes.get("add"):
         labels = Located(copy.deepcopy(labels.data), labels.file, dict(labels.marks))
         entries = labels.data.setdefault("labels", [])
@@ -124,18 +134,53 @@ def layer(base: QueueSources, config: Located) -> QueueSources:
     for name, text in data.get("templates", {}).items():
         templates[name] = text
         files[name] = config.where(("templates", name))
-    return QueueSources(rubric, labels, templates, base.templates_dir, files)
+    prompt = (data["prompt"], config.where(("prompt",))) if "prompt" in data else base.prompt
+    return QueueSources(rubric, labels, templates, base.templates_dir, files, prompt)
 
 
-def sources_for(config: Located | None, *, rubric: str | None = None, labels: str | None = None,
-                templates: str | None = None) -> QueueSources:
-    """Bundled queue (named by the config, default distributed) <- the config <- explicit files."""
-    name = (config.data.get("queue") if config is not None else None) or DEFAULT_QUEUE
+def base_of(config: Located | None) -> tuple[str, str, str]:
+    """Where `config` starts: ("bundled", NAME, ""), ("none", "", "") or ("repo", OWNER/REPO, PATH)."""
+    data = config.data if config is not None else {}
+    if "queue" in data and "extends" in data:
+        file, line = config.where(("extends",))
+        raise ConfigError(f"{file}:{line}: give `extends` or the older `queue`, not both")
+    name = data.get("extends") or data.get("queue")
+    if name is None:
+        return "bundled", DEFAULT_QUEUE, ""
+    if name == WHOLE:
+        return "none", "", ""
+    if "/" in name:
+        repo, _, path = name.partition(":")
+        return "repo", repo, path or REPO_CONFIG_PATH
+    return "bundled", name, ""
+
+
+def empty_sources(file: str) -> QueueSources:
+    """Nothing to extend: the file itself must define the whole queue."""
+    return QueueSources(Located({}, file, {(): (file, 1)}), Located({}, file, {(): (file, 1)}), {}, file, {})
+
+
+def bundled_sources(name: str) -> QueueSources:
     folder = bundled_queue(name)
-    sources = read_sources(folder / "rubric.yaml", folder / "labels.json", folder / "templates")
-    if config is not None:
-        sources = layer(sources, config)
+    return read_sources(folder / "rubric.yaml", folder / "labels.json", folder / "templates")
+
+
+def sources_for(config: Located | None, *, base: QueueSources | None = None, rubric: str | None = None,
+                labels: str | None = None, templates: str | None = None) -> QueueSources:
+    """The base (`base`, else the bundled queue or nothing that `config` extends) <- the config <- explicit files.
+    A configuration that extends another repository's is read by `triage.config.remote`, which passes `base`."""
+    kind, name, path = base_of(config)
+    if base is None:
+        if kind == "repo":
+            file, line = config.where(("extends",))
+            raise ConfigError(f"{file}:{line}: extends {name}:{path}, another repository's configuration, which "
+                              "only the Action reads (through the contents API)")
+        if kind == "none":
+            _require_whole(config)
+        base = empty_sources(config.file) if kind == "none" else bundled_sources(name)
+    sources = layer(base, config) if config is not None else base
     if rubric or labels or templates:  # the Action's inputs: whole files, they replace what is layered
+        folder = bundled_queue(name if kind == "bundled" else DEFAULT_QUEUE)
         explicit = read_sources(Path(rubric) if rubric else folder / "rubric.yaml",
                                 Path(labels) if labels else folder / "labels.json",
                                 Path(templates) if templates else folder / "templates")
@@ -143,8 +188,20 @@ def sources_for(config: Located | None, *, rubric: str | None = None, labels: st
                                explicit.labels if labels else sources.labels,
                                explicit.templates if templates else sources.templates,
                                explicit.templates_dir if templates else sources.templates_dir,
-                               explicit.template_files if templates else sources.template_files)
+                               explicit.template_files if templates else sources.template_files,
+                               sources.prompt)
     return sources
+
+
+def _require_whole(config: Located) -> None:
+    data = config.data
+    missing = [key for key in ("rubric", "labels", "templates") if key not in data]
+    if "labels" in data and "labels" not in data["labels"]:
+        missing.append("labels.labels")
+    if missing:
+        file, line = config.where(("extends",))
+        raise ConfigError(f"{file}:{line}: `extends: none` makes this file the whole queue, but it has no "
+                          f"{missing[0]}: define rubric:, labels: (with labels:) and templates:, or extend a queue")
 
 
 def precheck_inputs(*, rubric: str | None = None, labels: str | None = None, templates: str | None = None) -> None:
@@ -171,12 +228,13 @@ def describe_source(config: Located | None, *, rubric: str | None = None, labels
                     templates: str | None = None) -> str:
     """Which queue a run uses and where it comes from, in one line: said on every run that plans, so a fork
     running PyTorch's bundled queue by default cannot go unnoticed."""
-    base = (config.data.get("queue") if config is not None else None) or DEFAULT_QUEUE
-    parts = [f"the bundled '{base}' queue"]
+    kind, name, path = base_of(config)
+    parts = [f"the bundled '{name}' queue" if kind == "bundled" else "the whole queue" if kind == "none"
+             else f"{name}:{path}"]
     if config is None and not (rubric or labels or templates):
         parts.append("(the default: no `config` input names a repository configuration)")
     if config is not None:
-        parts.append(f"changed by {config.file}")
+        parts.append(f"defined in {config.file}" if kind == "none" else f"changed by {config.file}")
     given = [f"{name} {value}" for name, value in (("rubric", rubric), ("labels", labels), ("templates", templates))
              if value]
     if given:

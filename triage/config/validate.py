@@ -44,6 +44,7 @@ class QueueSources:
     templates: dict[str, str]
     templates_dir: str
     template_files: dict[str, tuple[str, int | None]]  # name -> where its text came from
+    prompt: tuple[str, tuple[str, int | None]] | None = None  # the model's prompt template and where it came from
 
 
 def _at(doc: Located, path, message: str) -> Problem:

@@ -311,6 +311,21 @@ class GitHubClient:
         except UnicodeDecodeError:
             raise self._error(BadRequest, 200, "GET", api_path, f"{path} is not UTF-8 text") from None
 
+    def list_directory(self, repo: str, path: str) -> list[tuple[str, str]] | None:
+        """A folder's entries on the default branch as (name, "file" | "dir" | ...), or None when it does not exist
+        (404). A file where the folder should be is one clear error."""
+        if (not isinstance(path, str) or not path or path.startswith("/") or "\\" in path
+                or any(part in ("", ".", "..") for part in path.split("/")) or len(path) > 1024):
+            raise ValueError(f"invalid repository folder path {path!r}: expected e.g. \".github/ptd-triage\"")
+        api_path = self._repo_path(repo, f"/contents/{quote(path, safe='/')}")
+        try:
+            data = self._json("GET", api_path)
+        except NotFound:
+            return None
+        if not isinstance(data, list):
+            raise self._error(BadRequest, 200, "GET", api_path, f"{path} is a file, not a folder")
+        return [(str(e.get("name")), str(e.get("type"))) for e in data if isinstance(e, dict)]
+
     def search_issues(self, query: str, *, sort: str | None = "created", order: str = "asc",
                       limit: int | None = None) -> Iterator[dict]:
         """Search results, oldest first by default (so issues created during a sweep come last). `sort=None`

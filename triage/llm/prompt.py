@@ -67,6 +67,18 @@ def _template(path: str):
         raise PromptError(f"{path}: the prompt template does not parse: {exc}") from None
 
 
+@lru_cache(maxsize=8)
+def _template_text(source: str, file: str):
+    from jinja2 import TemplateError
+
+    from triage.config.templates import bounded_environment
+
+    try:
+        return bounded_environment(autoescape=False, keep_trailing_newline=False).from_string(source)
+    except TemplateError as exc:
+        raise PromptError(f"{file}: the prompt template does not parse: {exc}") from None
+
+
 def clip(text: str, limit: int) -> str:
     text = _CONTROL.sub("", text or "")
     text = _FENCE_LIKE.sub(lambda m: m.group(1)[0] * 2, text)  # "<<<" -> "<<": no fence can be written
@@ -90,8 +102,11 @@ def render(snapshot: IssueSnapshot, bundle: Bundle, hints: list[str], *, path: s
 
     from triage.config.templates import render_bounded
 
-    file = prompt_path(bundle, path)
-    template = _template(str(file))
+    if path is None and bundle.prompt is not None:  # the configuration's own prompt (a repository's, say)
+        file, template = bundle.prompt_file, _template_text(bundle.prompt, bundle.prompt_file)
+    else:
+        file = prompt_path(bundle, path)
+        template = _template(str(file))
     issue = issue_text(snapshot, bundle.templates.names)
     digest = hashlib.sha256(repr(sorted(issue.items())).encode("utf-8")).hexdigest()[:16]
     fence = f"ISSUE-DATA-{digest}"
@@ -107,6 +122,9 @@ def render(snapshot: IssueSnapshot, bundle: Bundle, hints: list[str], *, path: s
         "labels": [{"name": s.name, "role": s.role, "route": s.route, "description": s.description}
                    for s in labels.specs if s.role in ("sub-oncall", "module", "type")],
         "hints": [clip(" ".join(h.split()), MAX_HINT) for h in hints], "issue": issue, "fence": fence,
+        # Step 1's answer values in the schema (the procedure's): a queue's prompt names them without spelling
+        # another queue's name.
+        "in_queue": "distributed", "not_in_queue": "not_distributed",
     }
     try:
         return Prompt(render_bounded(template, part="system", **context).strip(),

@@ -31,8 +31,9 @@ def register(subparsers) -> None:
     parser.set_defaults(func=lambda args: run_command(run, args))
 
 
-def format_text(plan: Plan, title: str) -> str:
-    lines = [f"#{plan.issue} {title}", f"  outcome:    {plan.outcome}"]
+def format_text(plan: Plan, title: str, words=None) -> str:
+    """The plan for a person: the outcome in the queue's words (`words`, triage.config.words.QueueWords)."""
+    lines = [f"#{plan.issue} {title}", f"  outcome:    {words.outcome(plan.outcome) if words else plan.outcome}"]
     lines.append(f"  sub-oncall: {plan.sub_oncall or '-'}")
     if plan.modules:
         lines.append(f"  modules:    {', '.join(plan.modules)} ({plan.confidence} confidence)")
@@ -44,12 +45,14 @@ def format_text(plan: Plan, title: str) -> str:
 
 
 def run(args) -> int:
+    from triage.config.words import queue_words
     from triage.planners import plan_issue
 
     bundle = load_config(args)
     records = read_snapshots(args.files)  # all of them first: bad input fails before any output
     planner = planner_from_args(args)
     out = sys.stdout
+    words = queue_words(bundle.rubric.words, bundle.labels.queue_label)
     for index, (_, _, snapshot) in enumerate(records):
         queue = args.queue_label or bundle.labels.queue_label
         if not args.any_issue and not snapshot.has_label(queue):
@@ -61,5 +64,5 @@ def run(args) -> int:
         if args.format == "json":
             out.write(json.dumps(plan.to_dict(), ensure_ascii=False) + "\n")
         else:
-            out.write(("\n" if index else "") + format_text(plan, snapshot.title) + "\n")
+            out.write(("\n" if index else "") + format_text(plan, snapshot.title, words) + "\n")
     return 0

@@ -1,0 +1,134 @@
+"""Step 4 by what is asked, not by error words: a table of invented issues, one or more per kind of request the
+procedure names, and controls that must get no type label.
+
+A request is recognised by what the reporter asks for (add, support, allow — in any case —, expose, make ... faster,
+a clearer message, an option); the bug template and error words weigh against it only where a failure is
+reported, so a request whose subject is an error message, or one filed with the bug template, is still a request.
+Feature vs enhancement turns on whether the thing exists today: "there is no way to ... today; please add an
+option" is a feature, while "currently" alone says nothing either way.
+
+Every issue here is written in our own words for the case it pins (none is copied from an eval set).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from engine_helpers import REPRO, fenced, plan_for
+
+FEATURE, ENHANCEMENT, PERF = "feature", "enhancement", "module: performance"
+BUG_TEMPLATE = "### 🐛 Describe the bug\n\n"
+PITCH = "### 🚀 The feature, motivation and pitch\n\n"
+VERSIONS = "\n\n### Versions\n\nPyTorch 2.9.0, CUDA 12.8, 8x H100"
+
+
+def types(plan) -> set[str]:
+    return {l for l in plan.add_labels if l in (FEATURE, ENHANCEMENT, PERF)}
+
+
+# name -> (title, body, the type labels step 4 must add)
+REQUESTS = {
+    # --- feature: nothing like it exists today
+    "feature-no-way-today": (
+        "Per-rank memory snapshots from the launcher",
+        "A job has no way to collect a memory snapshot from every rank today. Please add an option to the launcher "
+        "that dumps one per rank when a worker is killed.",
+        {FEATURE}),
+    "feature-new-backend": (
+        "[RFC] A new communication backend for optical interconnects",
+        PITCH + "We would like to introduce a new backend for our interconnect; currently we maintain it out of tree.",
+        {FEATURE}),
+    # --- enhancement: improves what works
+    "enhancement-new-option-lowercase-verb": (
+        "[FSDP2] allow a per-module reduce dtype",
+        "fully_shard already takes a MixedPrecisionPolicy; it would be useful to give each submodule its own.",
+        {ENHANCEMENT}),
+    "enhancement-expose-existing": (
+        "Expose the store's key count on the Python side",
+        "The C++ store knows how many keys it holds; we should expose it so users can check it in tests.",
+        {ENHANCEMENT}),
+    "enhancement-should-in-title": (
+        "DeviceMesh slicing should accept a tuple of dim names in any order",
+        "Today only the order the mesh was built with works. It would be nice to accept any order.",
+        {ENHANCEMENT}),
+    "enhancement-noun-phrase-with-ask": (
+        "Configurable bucket sizes for the pipeline's send/recv batching",
+        "I'd like to be able to tune the batching per stage; we could add an argument to the schedule for it.",
+        {ENHANCEMENT}),
+    # --- performance enhancement
+    "perf-make-faster": (
+        "Make DTensor redistribute from Shard to Replicate faster on a single node",
+        "The all_gather it issues copies the result twice; the throughput of our training step drops by a third. "
+        "We should reuse the output buffer.",
+        {ENHANCEMENT, PERF}),
+    "perf-unnecessary-copies": (
+        "FSDP2 prefetching does unnecessary copies of the unsharded parameters",
+        "The extra copies cost memory and make each step slower; an option to skip them would help.",
+        {ENHANCEMENT, PERF}),
+    # --- a clearer error message: the message is the subject, the error word is not a failure
+    "clearer-error-when": (
+        "Clearer error when init_process_group is given a world_size smaller than the rank",
+        "Right now it fails much later with a socket timeout. A clearer message up front would save hours.",
+        {ENHANCEMENT}),
+    "error-should-be-raised-earlier": (
+        "[DTensor] the missing-strategy error should be raised before shape propagation",
+        "The error that an operator has no sharding strategy is hidden behind a confusing meta error today.",
+        {ENHANCEMENT}),
+    "improve-warning-message": (
+        "Improve the warning message for an unused parameter in DDP",
+        "The message does not say which parameter was unused; it should name it.",
+        {ENHANCEMENT}),
+    # --- filed with the bug template, but what is asked is new behaviour
+    "bug-template-request": (
+        "Support a different number of microbatches per stage",
+        BUG_TEMPLATE + "The schedules assume every stage gets the same number of microbatches. Please support a "
+        "per-stage count so uneven stages can be balanced." + VERSIONS,
+        {ENHANCEMENT}),
+}
+
+# name -> (title, body): no type label (bug reports, usage errors, questions, upkeep, tracking issues)
+NON_REQUESTS = {
+    "usage-error-with-clear-exception": (
+        "init_process_group raises ValueError: world_size must be positive",
+        BUG_TEMPLATE + fenced("import torch.distributed as dist\ndist.init_process_group('gloo', world_size=0, rank=0)")
+        + "\n```\nValueError: world_size must be positive\n```" + VERSIONS),
+    "question": (
+        "How can I make all_reduce average instead of sum with gloo?",
+        "I see ReduceOp.AVG is only supported on NCCL. Is there a recommended way on CPU?"),
+    "bug-mentioning-support": (
+        "FSDP2 with CPU offload crashes although the docs say it supports it",
+        BUG_TEMPLATE + "Training dies in the first backward.\n```\nRuntimeError: Expected all tensors to be on the "
+        "same device\n```" + VERSIONS),
+    "bug-support-title-with-traceback": (
+        "Support for bf16 all_to_all broken in 2.9",
+        BUG_TEMPLATE + "```\nTraceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n"
+        "RuntimeError: NCCL error: invalid usage\n```" + VERSIONS),
+    "dependency-bump": (
+        "Update gloo to 0.9 in the nightly builds",
+        "The newer release fixes a socket leak on macOS."),
+    "tracking-issue": (
+        "[Tracking] FSDP2 feature parity with FSDP1",
+        PITCH + "A list of what is left to port, with links to the PRs."),
+    "removal": (
+        "Deprecate the legacy pipeline sync API",
+        PITCH + "Nobody should use it any more; we want to remove it in two releases."),
+    "plain-hang": (
+        "all_reduce hangs on 16 nodes after the first epoch",
+        BUG_TEMPLATE + "Every rank is stuck in the same all_reduce; py-spy shows them all waiting." + VERSIONS),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REQUESTS))
+def test_a_request_gets_its_type(case):
+    title, body, expected = REQUESTS[case]
+    plan = plan_for(title, body)
+    assert types(plan) == expected, plan.step(4).reason
+    assert REPRO not in plan.add_labels  # step 6: a request needs no reproduction
+
+
+@pytest.mark.parametrize("case", sorted(NON_REQUESTS))
+def test_a_non_request_gets_no_type(case):
+    title, body = NON_REQUESTS[case]
+    plan = plan_for(title, body)
+    assert not types(plan), plan.step(4).reason
+    assert plan.step(4).decision == "none"

@@ -7,6 +7,7 @@ import json
 from engine_helpers import (
     INFRA, MARKER, NOT_DIST_MARK, PAR, QUEUE, REPRO, REPRO_MARK, REVIEW, bundle, fenced, plan_for, rest_comment, snap,
 )
+from triage.core.drops import DropKind
 from triage.core.plan import OUTCOMES, Plan, PlannedComment
 from triage.planners import plan_issue
 
@@ -35,7 +36,7 @@ def test_force_never_duplicates_the_template_comment():
     plan = plan_for(*NO_REPRO, labels=(QUEUE, MARKER), force=True, comments=[ours])
     assert plan.comment is None
     assert REPRO in plan.add_labels  # the label is still planned; only the comment is suppressed
-    assert any("already posted" in r for r in plan.reasons)
+    assert [d.kind for d in plan.drops] == [DropKind.ALREADY_POSTED]
 
 
 def test_marker_in_a_persons_comment_does_not_silence_the_bot():

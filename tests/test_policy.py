@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engine_helpers import CKPT, HIGH, INFRA, MARKER, PAR, QUEUE, REPRO, REPRO_MARK, REVIEW, bundle, rest_comment, snap
+from triage.core.drops import DropKind
 from triage.core.plan import Plan, PlannedComment
 from triage.core.policy import enforce
 
@@ -18,7 +19,8 @@ def run(add_labels=(), *, labels=(QUEUE,), comments=(), outcome="classified", co
 def test_off_allowlist_labels_are_dropped_with_a_note():
     plan = run([PAR, "module: fsdp", "bug", "oncall: pt2", "module: cuda", QUEUE, "bot-triaged"])
     assert plan.add_labels == (PAR, "module: fsdp", MARKER)
-    assert any("dropped label 'bug'" in r for r in plan.reasons)
+    assert [d.subject for d in plan.dropped(DropKind.NOT_ALLOWLISTED)] == ["bug", "oncall: pt2", "module: cuda", QUEUE,
+                                                                           "bot-triaged"]
 
 
 def test_non_string_labels_are_dropped():
@@ -38,13 +40,14 @@ def test_two_sub_oncalls_are_refused_and_go_to_review():
     assert not [l for l in plan.add_labels if l.startswith("oncall: ")]  # refuse to guess
     assert plan.sub_oncall is None and REVIEW in plan.add_labels and MARKER in plan.add_labels
     assert plan.outcome == "needs_review"
-    assert any("refused 3 sub-oncalls" in r for r in plan.reasons)
+    (refused,) = plan.dropped(DropKind.SUB_ONCALLS_REFUSED)
+    assert len(refused.subject) == 3
 
 
 def test_a_proposed_sub_oncall_beside_an_existing_one_is_dropped_with_a_note():
     plan = run([PAR, "module: fsdp"], labels=(QUEUE, INFRA))
     assert PAR not in plan.add_labels and plan.sub_oncall == INFRA
-    assert any("already has" in r for r in plan.reasons)
+    assert [(d.subject, d.context) for d in plan.dropped(DropKind.SUB_ONCALL_EXISTS)] == [(PAR, (INFRA,))]
 
 
 def test_no_sub_oncall_when_the_issue_already_has_one():
@@ -56,7 +59,7 @@ def test_no_sub_oncall_when_the_issue_already_has_one():
 def test_unknown_template_is_dropped():
     plan = run([PAR], comment=PlannedComment("close_as_duplicate", "Closing this."))
     assert plan.comment is None
-    assert any("unknown template" in r for r in plan.reasons)
+    assert [d.subject for d in plan.dropped(DropKind.UNKNOWN_TEMPLATE)] == ["close_as_duplicate"]
 
 
 def test_comment_body_is_rerendered_from_the_template():
@@ -77,7 +80,7 @@ def test_template_already_posted_is_not_posted_again():
 def test_marker_removed_in_high_priority_flow():
     plan = run([PAR, MARKER, REVIEW], outcome="high_priority")
     assert MARKER not in plan.add_labels and REVIEW in plan.add_labels
-    assert any("no marker label in the high-priority flow" in r for r in plan.reasons)
+    assert plan.dropped(DropKind.MARKER_IN_HIGH_PRIORITY)
 
 
 def test_high_priority_always_gets_review():
@@ -111,7 +114,7 @@ def test_unknown_outcome_is_treated_as_needs_review():
     plan = run([PAR], outcome="close_issue")
     assert plan.outcome == "needs_review"  # parallelisms with no module: a person decides
     assert MARKER in plan.add_labels
-    assert any("unknown outcome" in r for r in plan.reasons)
+    assert plan.dropped(DropKind.UNKNOWN_OUTCOME)
 
 
 def test_canonical_label_order():
@@ -162,10 +165,26 @@ def test_high_priority_is_dropped_even_if_a_fork_allowlists_it(tmp_path):
 def test_a_module_of_another_route_is_not_added():
     plan = run([PAR, "module: fsdp", "module: nccl"])  # nccl is an infra module; the issue is routed parallelisms
     assert "module: nccl" not in plan.add_labels and "module: fsdp" in plan.add_labels
-    assert any("belongs to route infra" in r and "routed parallelisms" in r for r in plan.reasons)
+    assert [(d.subject, d.context) for d in plan.dropped(DropKind.MODULE_OF_OTHER_ROUTE)] == [
+        ("module: nccl", ("infra", "parallelisms"))]
 
 
 def test_no_module_is_classified_when_the_policy_refused_to_route():
     plan = run([PAR, INFRA, "module: fsdp"])  # two sub-oncalls refused: nobody has routed it
     assert not any(l.startswith("module: ") for l in plan.add_labels)
     assert REVIEW in plan.add_labels and plan.outcome == "needs_review"
+
+
+def test_drops_are_records_rendered_in_words_only_at_the_edges():
+    plan = run(["bug", PAR, "module: fsdp"], reasons=("my reason",), outcome="nothing_to_do")
+    assert plan.reasons == ("my reason",)  # the planner's words; the policy's are records
+    assert [d.kind for d in plan.drops] == [DropKind.NOTHING_TO_DO]
+    shown = plan.to_dict()["reasons"]
+    assert shown[0] == "my reason" and shown[1:] == [d.text() for d in plan.drops]
+    assert all(text.startswith("policy: ") and "\n" not in text for text in shown[1:])
+
+
+def test_every_kind_of_drop_has_words():
+    from triage.core.drops import _WORDING
+
+    assert set(_WORDING) == set(DropKind)

@@ -195,8 +195,8 @@ def issue_markdown(result) -> str:
         lines.append(f"| Decided by (step: planner) | {md_escape(by_step)} |")
     if plan.usage:
         lines.append(f"| Model usage | {md_escape(json.dumps(plan.usage, sort_keys=True))} |")
-    if plan.reasons:
-        lines += ["", "Steps and evidence:", ""] + [f"{i}. {md_escape(r)}" for i, r in enumerate(plan.reasons, 1)]
+    if plan.explained:
+        lines += ["", "Steps and evidence:", ""] + [f"{i}. {md_escape(r)}" for i, r in enumerate(plan.explained, 1)]
     return "\n".join(lines) + "\n"
 
 

@@ -1,6 +1,6 @@
 """The plan: what the bot would add to one issue, and why. A stable contract other tools read.
 
-May import: the standard library, `triage.core.vocab`.
+May import: the standard library, `triage.core.vocab`, `triage.core.drops`.
 """
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from triage.core.drops import Drop
 from triage.core.vocab import Confidence, Outcome
 
 OUTCOMES = tuple(Outcome)  # what each means: `triage.core.vocab.Outcome`
@@ -30,6 +31,8 @@ class Plan:
     modules: tuple[str, ...] = ()
     confidence: str | None = None
     reasons: tuple[str, ...] = field(default_factory=tuple)
+    # What the policy dropped or changed, and why (`triage.core.drops`): records; `explained` renders them.
+    drops: tuple[Drop, ...] = ()
     elapsed_ms: float = 0.0
     planner: str = "rubric"
     # Per step, what it decided (`triage.core.steps.StepResult`), for reports and evaluation; not compared.
@@ -39,6 +42,14 @@ class Plan:
 
     def with_(self, **changes) -> "Plan":
         return replace(self, **changes)
+
+    @property
+    def explained(self) -> tuple[str, ...]:
+        """The reasons as a person reads them: the planner's, then the policy's drops in words."""
+        return tuple(self.reasons) + tuple(d.text() for d in self.drops)
+
+    def dropped(self, kind) -> tuple[Drop, ...]:
+        return tuple(d for d in self.drops if d.kind == kind)
 
     def step(self, number: int):
         return next((s for s in self.steps if s.step == number), None)
@@ -57,7 +68,7 @@ class Plan:
             "sub_oncall": self.sub_oncall,
             "modules": list(self.modules),
             "confidence": self.confidence,
-            "reasons": list(self.reasons),
+            "reasons": list(self.explained),
             "elapsed_ms": round(self.elapsed_ms, 3),
             "planner": self.planner,
             "steps": [

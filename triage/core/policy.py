@@ -1,8 +1,8 @@
 """The policy: the one gate every proposed plan passes before anything is written, whoever proposed it.
 
 It trusts no planner. A proposal (from the rubric, a model, or anything else) is a *request*: a set of labels,
-perhaps a template name, and an outcome it claims. The policy keeps what the procedure allows, records a note
-for every label or comment it drops, and then *derives* the plan's sub-oncall, modules and outcome from the
+perhaps a template name, and an outcome it claims. The policy keeps what the procedure allows, records a `Drop`
+(`triage.core.drops`: what, and which rule) for every label or comment it drops or flow it changes, and then *derives* the plan's sub-oncall, modules and outcome from the
 labels that survive, so the plan's story can never disagree with what is written. It never reads the issue's
 text; it looks only at the issue's labels and comments and at the configuration.
 
@@ -19,17 +19,20 @@ The rules (the seed's constraints, plus the semantic rules PyTorch's own apply s
   words), and never twice: a template counts as posted when our own account's comment carries its marker.
 
 May import: the standard library, `triage.config`, `triage.core.plan`, `triage.core.snapshot`,
-`triage.core.outcome`, `triage.core.vocab`.
+`triage.core.outcome`, `triage.core.drops`, `triage.core.vocab`.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from triage.config.bundle import Bundle
 from triage.config.templates import has_marker
+from triage.core.drops import Drop, DropKind
 from triage.core.outcome import OutcomeFacts, classification, derive_outcome
 from triage.core.plan import CONFIDENCES, OUTCOMES, Plan, PlannedComment
 from triage.core.snapshot import IssueSnapshot
-from triage.core.vocab import Outcome, Role
+from triage.core.vocab import CommentStep, Outcome, Role
 
 # The order labels are written in: routing first, then classification, then flags, marker last.
 ROLE_ORDER = {Role.SUB_ONCALL: 0, Role.MODULE: 1, Role.TYPE: 2, Role.REVIEW: 3, Role.REPRODUCTION: 4, Role.MARKER: 5}
@@ -51,121 +54,157 @@ def already_posted(snapshot: IssueSnapshot, template: str, own_logins: frozenset
     return False
 
 
+@dataclass
+class _Draft:
+    """The policy's working state for one proposal: the labels it will add and what it dropped, in order."""
+
+    proposal: Plan
+    snapshot: IssueSnapshot
+    bundle: Bundle
+    wanted: list[str] = field(default_factory=list)
+    drops: list[Drop] = field(default_factory=list)
+
+    @property
+    def claim(self):
+        return self.proposal.outcome
+
+    def drop(self, kind: DropKind, subject=None, *context) -> None:
+        self.drops.append(Drop(kind, subject, tuple(context)))
+
+    def role(self, name: str):
+        return self.bundle.labels.role(name)
+
+    def has(self, name: str) -> bool:
+        """On the issue already, or to be added."""
+        return name in self.snapshot.labels or name in self.wanted
+
+
 def enforce(proposal: Plan, snapshot: IssueSnapshot, bundle: Bundle, *,
             own_logins: frozenset[str] | None = None) -> Plan:
+    d = _Draft(proposal, snapshot, bundle)
+    if d.claim == NOTHING:
+        if any(l not in snapshot.labels for l in proposal.add_labels) or proposal.comment is not None:
+            d.drop(DropKind.NOTHING_TO_DO)
+        return _final(d, None, NOTHING, None, ())
+    if d.claim not in OUTCOMES:
+        d.drop(DropKind.UNKNOWN_OUTCOME, d.claim)
+    _allowlisted(d)
+    oncall, route = _sub_oncall(d)
+    _modules_of_route(d, route)
+    new_modules = [l for l in d.wanted if d.role(l) == Role.MODULE]
+    if d.claim == NOT_DISTRIBUTED:
+        for name in [l for l in d.wanted if d.role(l) in _ROUTING]:
+            d.drop(DropKind.ROUTING_NOT_DISTRIBUTED, name)
+        d.wanted = [l for l in d.wanted if d.role(l) not in _ROUTING]
+        existing = [l for l in snapshot.labels if d.role(l) == Role.SUB_ONCALL]
+        oncall, route, new_modules = (existing[0] if existing else None), None, []
+    _flow(d, oncall, route)
+    d.wanted.sort(key=lambda l: ROLE_ORDER.get(d.role(l) or "", 9))  # stable within a role
+    comment = _comment(d, own_logins)
+    # The story, derived from what will be on the issue.
     labels = bundle.labels
-    rubric = bundle.rubric
-    notes: list[str] = []
-    claim = proposal.outcome
+    all_modules = tuple(dict.fromkeys(l for l in (*snapshot.labels, *d.wanted) if labels.role(l) == Role.MODULE))
+    outcome = _derive_outcome(d.claim, snapshot, bundle, d.wanted, oncall, route, all_modules)
+    # The modules the plan stands for: those it proposed that will be on the issue, and every one it adds.
+    chosen = tuple(m for m in dict.fromkeys((*proposal.modules, *new_modules)) if m in all_modules)
+    return _final(d, comment, outcome, oncall, chosen)
 
-    if claim == NOTHING:
-        dropped = [l for l in proposal.add_labels if l not in snapshot.labels]
-        if dropped or proposal.comment is not None:
-            notes.append("policy: the plan says nothing to do; nothing is written")
-        return _final(proposal, (), None, NOTHING, None, (), notes)
 
-    if claim not in OUTCOMES:
-        notes.append(f"policy: unknown outcome {claim!r}: treated as an ordinary triage")
-    # 1. Labels: allowlisted, new, not forbidden, each once.
-    wanted: list[str] = []
-    for name in proposal.add_labels:
+_ROUTING = (Role.MODULE, Role.SUB_ONCALL, Role.TYPE)  # what an issue flagged as not distributed is not given
+
+
+def _allowlisted(d: _Draft) -> None:
+    """Labels: allowlisted, new, not forbidden, each once."""
+    labels = d.bundle.labels
+    for name in d.proposal.add_labels:
         if not isinstance(name, str) or name not in labels.names or name in labels.forbidden:
-            notes.append(f"policy: dropped label {name!r} (not in the allowlist)")
-        elif name not in snapshot.labels and name not in wanted:
-            wanted.append(name)
+            d.drop(DropKind.NOT_ALLOWLISTED, name)
+        elif not d.has(name):
+            d.wanted.append(name)
 
-    # 2. Sub-oncall: exactly one ends up on the issue, and an existing one is never second-guessed.
-    existing_oncalls = [l for l in snapshot.labels if labels.role(l) == "sub-oncall"]
-    proposed_oncalls = [l for l in wanted if labels.role(l) == "sub-oncall"]
-    if existing_oncalls:
-        for extra in proposed_oncalls:
-            notes.append(f"policy: dropped sub-oncall '{extra}': the issue already has '{existing_oncalls[0]}'")
-        wanted = [l for l in wanted if labels.role(l) != "sub-oncall"]
-    elif len(proposed_oncalls) > 1:
-        notes.append(f"policy: refused {len(proposed_oncalls)} sub-oncalls ({', '.join(proposed_oncalls)}): "
-                     "refusing to guess, a human routes it")
-        wanted = [l for l in wanted if labels.role(l) != "sub-oncall"]
-    oncall = existing_oncalls[0] if existing_oncalls else next(
-        (l for l in wanted if labels.role(l) == "sub-oncall"), None)
+
+def _sub_oncall(d: _Draft) -> tuple[str | None, str | None]:
+    """Exactly one sub-oncall ends up on the issue, and an existing one is never second-guessed. Returns the
+    issue's sub-oncall and route (either may be None)."""
+    rubric = d.bundle.rubric
+    existing = [l for l in d.snapshot.labels if d.role(l) == Role.SUB_ONCALL]
+    proposed = [l for l in d.wanted if d.role(l) == Role.SUB_ONCALL]
+    if existing:
+        for extra in proposed:
+            d.drop(DropKind.SUB_ONCALL_EXISTS, extra, existing[0])
+    elif len(proposed) > 1:
+        d.drop(DropKind.SUB_ONCALLS_REFUSED, tuple(proposed))
+    if existing or len(proposed) > 1:
+        d.wanted = [l for l in d.wanted if d.role(l) != Role.SUB_ONCALL]
+    oncall = existing[0] if existing else next((l for l in d.wanted if d.role(l) == Role.SUB_ONCALL), None)
     route = rubric.route_of_label(oncall) if oncall else None
-    if oncall is None and len(proposed_oncalls) <= 1:
+    if oncall is None and len(proposed) <= 1:
         # A queue may have one route whose team adds no sub-oncall label (pt2's main oncall): an issue left
         # without one is on that route. A refused pair of sub-oncalls is not: a human routes it.
         route = rubric.unlabelled_route
+    return oncall, route
 
-    # 3. Modules belong to a route: none is added without a route, and only the route's own (or a module that
-    #    fits every route, `route: null` in the allowlist) after routing.
-    for name in [l for l in wanted if labels.role(l) == "module"]:
-        home = labels.route(name)
+
+def _modules_of_route(d: _Draft, route: str | None) -> None:
+    """Modules belong to a route: none is added without a route, and only the route's own (or a module that fits
+    every route, `route: null` in the allowlist) after routing."""
+    for name in [l for l in d.wanted if d.role(l) == Role.MODULE]:
+        home = d.bundle.labels.route(name)
         if route is None:
-            notes.append(f"policy: dropped '{name}': no route for the issue, so no module is classified")
+            d.drop(DropKind.MODULE_WITHOUT_ROUTE, name)
         elif home is not None and home != route:
-            notes.append(f"policy: dropped '{name}': it belongs to route {home}, and the issue is routed {route}")
+            d.drop(DropKind.MODULE_OF_OTHER_ROUTE, name, home, route)
         else:
             continue
-        wanted.remove(name)
-    modules_after = [l for l in (*snapshot.labels, *wanted) if labels.role(l) == "module"]
-    new_modules = [l for l in wanted if labels.role(l) == "module"]
-    if claim == NOT_DISTRIBUTED:
-        for name in [l for l in wanted if labels.role(l) in ("module", "sub-oncall", "type")]:
-            notes.append(f"policy: dropped '{name}': an issue flagged as not distributed is left for a human to route")
-        wanted = [l for l in wanted if labels.role(l) not in ("module", "sub-oncall", "type")]
-        oncall, route, new_modules = (existing_oncalls[0] if existing_oncalls else None), None, []
+        d.wanted.remove(name)
 
-    # 4. The flow: what the marker and the review label must be, whatever the proposal says.
-    needs_review = False
-    if claim == NOT_DISTRIBUTED:
+
+def _flow(d: _Draft, oncall: str | None, route: str | None) -> None:
+    """What the marker and the review label must be, whatever the proposal says."""
+    labels, rubric, snapshot = d.bundle.labels, d.bundle.rubric, d.snapshot
+    modules_after = [l for l in (*snapshot.labels, *d.wanted) if labels.role(l) == Role.MODULE]
+    needs_review = d.claim == NOT_DISTRIBUTED
+    if not needs_review and oncall is None and route is None:
         needs_review = True
-    elif oncall is None and route is None:
-        needs_review = True
-        if claim != HIGH_PRIORITY:
-            notes.append("policy: no sub-oncall for the issue: sent to review")
-    elif route is not None and route not in rubric.stop_after and not modules_after \
+        if d.claim != HIGH_PRIORITY:
+            d.drop(DropKind.REVIEW_NO_SUB_ONCALL)
+    elif not needs_review and route is not None and route not in rubric.stop_after and not modules_after \
             and not classification(snapshot.labels, labels, rubric).complete:
         needs_review = True  # classified with no module: a human decides the module
-        if labels.review not in wanted and labels.review not in snapshot.labels:
-            notes.append("policy: a classification with no module label: sent to review")
-    if needs_review and labels.review not in wanted and labels.review not in snapshot.labels:
-        wanted.append(labels.review)
+        if not d.has(labels.review):
+            d.drop(DropKind.REVIEW_NO_MODULE)
+    if (needs_review or d.claim == HIGH_PRIORITY) and not d.has(labels.review):
+        d.wanted.append(labels.review)
+    if d.claim == HIGH_PRIORITY:
+        if labels.marker in d.wanted:
+            d.drop(DropKind.MARKER_IN_HIGH_PRIORITY)
+        d.wanted = [l for l in d.wanted if l != labels.marker]
+    elif not d.has(labels.marker):
+        d.wanted.append(labels.marker)
 
-    if claim == HIGH_PRIORITY:
-        if labels.review not in wanted and labels.review not in snapshot.labels:
-            wanted.append(labels.review)
-        if labels.marker in wanted:
-            notes.append("policy: no marker label in the high-priority flow (a human looks first)")
-        wanted = [l for l in wanted if l != labels.marker]
-    elif labels.marker not in snapshot.labels and labels.marker not in wanted:
-        wanted.append(labels.marker)
 
-    wanted.sort(key=lambda l: ROLE_ORDER.get(labels.role(l) or "", 9))  # stable within a role
-
-    # 5. The comment: a configured template, rendered here, never twice.
-    comment: PlannedComment | None = None
-    if proposal.comment is not None:
-        name = proposal.comment.template
-        if name not in bundle.templates.names:
-            notes.append(f"policy: dropped comment from unknown template {name!r}")
-        elif name not in bundle.step_templates.values():
-            notes.append(f"policy: dropped comment {name!r}: no step of the procedure posts it")
-        elif name == bundle.step_templates.get("not_distributed") and claim != NOT_DISTRIBUTED:
-            notes.append(f"policy: dropped comment {name!r}: the plan does not flag the issue as not distributed")
-        elif already_posted(snapshot, name, own_logins):
-            notes.append(f"policy: '{name}' comment already posted, not posting again")
-        else:
-            comment = PlannedComment(name, bundle.templates.render(name, author=snapshot.author))
-            repro = labels.reproduction
-            asks_for_repro = name in (bundle.step_templates.get("needs_reproduction"),
-                                      bundle.step_templates.get("needs_reproduction_performance"))
-            if asks_for_repro and repro not in snapshot.labels \
-                    and repro not in wanted:
-                wanted.insert(len([l for l in wanted if l != labels.marker]), repro)  # the comment asks: say so
-
-    # 6. The story, derived from what will be on the issue.
-    all_modules = tuple(dict.fromkeys(l for l in (*snapshot.labels, *wanted) if labels.role(l) == "module"))
-    outcome = _derive_outcome(claim, snapshot, bundle, wanted, oncall, route, all_modules)
-    # The modules the plan stands for: those it proposed that will be on the issue, and every one it adds.
-    chosen = tuple(m for m in dict.fromkeys((*proposal.modules, *new_modules)) if m in all_modules)
-    return _final(proposal, tuple(wanted), comment, outcome, oncall, chosen, notes)
+def _comment(d: _Draft, own_logins: frozenset[str] | None) -> PlannedComment | None:
+    """A configured template, rendered here, never twice; a request for a reproduction says so with its label."""
+    if d.proposal.comment is None:
+        return None
+    bundle, name = d.bundle, d.proposal.comment.template
+    posted_by_steps = bundle.step_templates
+    if name not in bundle.templates.names:
+        d.drop(DropKind.UNKNOWN_TEMPLATE, name)
+    elif name not in posted_by_steps.values():
+        d.drop(DropKind.TEMPLATE_OF_NO_STEP, name)
+    elif name == posted_by_steps.get(CommentStep.NOT_DISTRIBUTED) and d.claim != NOT_DISTRIBUTED:
+        d.drop(DropKind.NOT_DISTRIBUTED_COMMENT, name)
+    elif already_posted(d.snapshot, name, own_logins):
+        d.drop(DropKind.ALREADY_POSTED, name)
+    else:
+        labels = bundle.labels
+        asks = name in (posted_by_steps.get(CommentStep.NEEDS_REPRODUCTION),
+                        posted_by_steps.get(CommentStep.NEEDS_PERFORMANCE_REPRODUCTION))
+        if asks and not d.has(labels.reproduction):
+            d.wanted.insert(len([l for l in d.wanted if l != labels.marker]), labels.reproduction)
+        return PlannedComment(name, bundle.templates.render(name, author=d.snapshot.author))
+    return None
 
 
 def _derive_outcome(claim: str, snapshot: IssueSnapshot, bundle: Bundle, wanted: list[str], oncall: str | None,
@@ -183,14 +222,14 @@ def _derive_outcome(claim: str, snapshot: IssueSnapshot, bundle: Bundle, wanted:
         modules=bool(modules)))
 
 
-def _final(proposal: Plan, add: tuple[str, ...], comment: PlannedComment | None, outcome: str,
-           oncall: str | None, new_modules, notes: list[str]) -> Plan:
+def _final(d: _Draft, comment: PlannedComment | None, outcome: str, oncall: str | None, new_modules) -> Plan:
+    proposal = d.proposal
     return proposal.with_(
-        add_labels=add,
+        add_labels=tuple(d.wanted),
         comment=comment,
         outcome=outcome,
         sub_oncall=oncall,
         modules=tuple(new_modules),
         confidence=proposal.confidence if proposal.confidence in CONFIDENCES else None,
-        reasons=tuple(proposal.reasons) + tuple(notes),
+        drops=tuple(proposal.drops) + tuple(d.drops),
     )

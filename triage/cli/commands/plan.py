@@ -40,7 +40,7 @@ def format_text(plan: Plan, title: str, words=None) -> str:
     lines.append(f"  add labels: {', '.join(plan.add_labels) if plan.add_labels else '(none)'}")
     lines.append(f"  comment:    {plan.comment.template if plan.comment else '(none)'}")
     lines.append("  why:")
-    lines.extend(f"    - {reason}" for reason in plan.reasons)
+    lines.extend(f"    - {reason}" for reason in plan.explained)
     return "\n".join(lines)
 
 

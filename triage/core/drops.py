@@ -1,0 +1,70 @@
+"""What the policy took out of a proposal (or changed in it), and why, as records: `Drop(kind, subject, context)`.
+
+The policy records; the edges (a plan's JSON, the CLI's text, the Action's summary) render. Code and tests look at
+`kind` and `subject`, never at the wording, so the wording can change without touching a rule.
+
+May import: the standard library.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+
+class DropKind(StrEnum):
+    NOTHING_TO_DO = "nothing_to_do"  # the proposal claims nothing to do but asked to write
+    UNKNOWN_OUTCOME = "unknown_outcome"  # subject: the claimed outcome (treated as an ordinary triage)
+    NOT_ALLOWLISTED = "not_allowlisted"  # subject: the label (or forbidden)
+    SUB_ONCALL_EXISTS = "sub_oncall_exists"  # subject: the proposed sub-oncall; context: (the issue's,)
+    SUB_ONCALLS_REFUSED = "sub_oncalls_refused"  # subject: the proposed sub-oncalls (refusing to guess)
+    MODULE_WITHOUT_ROUTE = "module_without_route"  # subject: the module
+    MODULE_OF_OTHER_ROUTE = "module_of_other_route"  # subject: the module; context: (its route, the issue's route)
+    ROUTING_NOT_DISTRIBUTED = "routing_not_distributed"  # subject: a routing label on a not-distributed issue
+    REVIEW_NO_SUB_ONCALL = "review_no_sub_oncall"  # no sub-oncall: sent to review
+    REVIEW_NO_MODULE = "review_no_module"  # a classification without module: sent to review
+    MARKER_IN_HIGH_PRIORITY = "marker_in_high_priority"  # the marker, in the high-priority flow
+    UNKNOWN_TEMPLATE = "unknown_template"  # subject: the comment's template name
+    TEMPLATE_OF_NO_STEP = "template_of_no_step"  # subject: a configured template no step posts
+    NOT_DISTRIBUTED_COMMENT = "not_distributed_comment"  # subject: the template, without the not-distributed flow
+    ALREADY_POSTED = "already_posted"  # subject: the template, already posted by this bot
+
+
+@dataclass(frozen=True)
+class Drop:
+    kind: DropKind
+    subject: Any = None  # what was dropped: a label, a template name, the labels refused; as the proposal said it
+    context: tuple[Any, ...] = ()  # what it was weighed against (see each kind)
+
+    def text(self) -> str:
+        """The one-line wording of this drop, for the edges (a plan's reasons)."""
+        return "policy: " + _WORDING[self.kind](self.subject, *self.context)
+
+
+def _refused(names) -> str:
+    return f"refused {len(names)} sub-oncalls ({', '.join(names)}): refusing to guess, a human routes it"
+
+
+_WORDING = {
+    DropKind.NOTHING_TO_DO: lambda _: "the plan says nothing to do; nothing is written",
+    DropKind.UNKNOWN_OUTCOME: lambda claim: f"unknown outcome {claim!r}: treated as an ordinary triage",
+    DropKind.NOT_ALLOWLISTED: lambda name: f"dropped label {name!r} (not in the allowlist)",
+    DropKind.SUB_ONCALL_EXISTS: lambda name, there: f"dropped sub-oncall '{name}': the issue already has '{there}'",
+    DropKind.SUB_ONCALLS_REFUSED: _refused,
+    DropKind.MODULE_WITHOUT_ROUTE: lambda name: f"dropped '{name}': no route for the issue, so no module is classified",
+    DropKind.MODULE_OF_OTHER_ROUTE: lambda name, home, route: (
+        f"dropped '{name}': it belongs to route {home}, and the issue is routed {route}"),
+    DropKind.ROUTING_NOT_DISTRIBUTED: lambda name: (
+        f"dropped '{name}': an issue flagged as not distributed is left for a human to route"),
+    DropKind.REVIEW_NO_SUB_ONCALL: lambda _: "no sub-oncall for the issue: sent to review",
+    DropKind.REVIEW_NO_MODULE: lambda _: "a classification with no module label: sent to review",
+    DropKind.MARKER_IN_HIGH_PRIORITY: lambda _: "no marker label in the high-priority flow (a human looks first)",
+    DropKind.UNKNOWN_TEMPLATE: lambda name: f"dropped comment from unknown template {name!r}",
+    DropKind.TEMPLATE_OF_NO_STEP: lambda name: f"dropped comment {name!r}: no step of the procedure posts it",
+    DropKind.NOT_DISTRIBUTED_COMMENT: lambda name: (
+        f"dropped comment {name!r}: the plan does not flag the issue as not distributed"),
+    DropKind.ALREADY_POSTED: lambda name: f"'{name}' comment already posted, not posting again",
+}
+
+__all__ = ["Drop", "DropKind"]

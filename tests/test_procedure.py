@@ -19,9 +19,9 @@ Q = "oncall: distributed"
 CASES = {
     # A slowdown with no script: the performance request for a reproduction, whoever judged it missing.
     "slowdown": (Outcome.CLASSIFIED, dict(
-        title="DDP training is 2x slower after upgrading to 2.5",
-        body="With DistributedDataParallel on 8 GPUs our step time went from 300ms to 600ms after upgrading. "
-             "Throughput dropped a lot. NCCL allreduce seems slow.")),
+        title="FSDP training got slower: step time doubled",
+        body="Our FSDP job on 16 GPUs used to run at 300ms per step, now 600ms. Throughput dropped, GPU "
+             "utilization is low.")),
     "not distributed": (Outcome.NOT_DISTRIBUTED, dict(
         title="ImportError: undefined symbol when importing torch",
         body="After pip install, `import torch` fails with ImportError: undefined symbol: ncclCommRegister in "

@@ -87,6 +87,22 @@ def test_a_failing_model_ends_in_the_rubrics_plan_and_a_failed_run(name, fake_gi
         assert run.seconds < 15, f"a dripping model held the run for {run.seconds:.1f} s"
 
 
+
+def test_a_fence_of_a_million_newlines_ends_quickly_in_the_rubrics_plan(fake_github, model, tmp_path):
+    """A reply whose text is an opened ``` fence and a million newlines (it once backtracked without end, after
+    the call's deadline, where nothing stops it): not JSON, one repair asked, the same again, the rubric's plan."""
+    hostile = Fault.raw_output("```json\n" + "\n" * 1_000_000 + "}")
+    model.script(hostile, hostile)
+    seed_issue(fake_github, 21, FSDP_WITH_REPRO)
+    rubric = expected_plan(fake_github, 21).to_dict()
+    run = _run(fake_github, model, tmp_path)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "::error::#21: the model's plan was not used" in run.stdout and "LLMInvalidReply" in run.stdout
+    plan = json.loads(run.outputs["plan"])
+    assert plan["add_labels"] == rubric["add_labels"] and len(model.answered) == 2
+    assert run.seconds < 20, f"parsing a hostile reply held the run for {run.seconds:.1f} s"
+
+
 def test_a_reply_echoing_the_key_is_scrubbed_everywhere(fake_github, model, tmp_path):
     echo = good_answer(
         not_distributed={"decision": "distributed", "reason": f"my key is {KEY}", "quote": KEY[:30]},

@@ -18,7 +18,7 @@ from .errors import (LLMAuthError, LLMBadRequest, LLMContextExceeded, LLMError, 
 Headers = Union[Mapping[str, str], Iterable[tuple[str, str]]]
 SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "x-amz-security-token"})
 _NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-_FENCE_RE = re.compile(r"^```[A-Za-z0-9_-]*\s*\n(.*)\n\s*```$", re.S)
+_FENCE_TAG = re.compile(r"[A-Za-z0-9_-]*")
 # A model's reply is hostile: at most this many bytes are read, and no JSON nested deeper than this is parsed.
 # The plan schema nests 4 levels inside the provider's envelope (about 6): 64 leaves room and refuses the
 # 100,000-deep array that would exhaust the parser's recursion.
@@ -164,10 +164,7 @@ def plan_from_text(text: Any, *, provider: str, input_tokens: int = 0, output_to
     tokens = {"provider": provider, "input_tokens": input_tokens, "output_tokens": output_tokens}
     if not isinstance(text, str) or not text.strip():
         raise LLMInvalidReply("the reply has no text content", **tokens)
-    stripped = text.strip()
-    fenced = _FENCE_RE.match(stripped)
-    if fenced:
-        stripped = fenced.group(1).strip()
+    stripped = _unfenced(text.strip())
     try:
         value = loads_bounded(stripped, provider=provider, what="the model's answer")
     except LLMOversized as exc:
@@ -178,6 +175,22 @@ def plan_from_text(text: Any, *, provider: str, input_tokens: int = 0, output_to
     if not isinstance(value, dict):
         raise LLMInvalidReply(f"the reply is JSON but not an object (got {type(value).__name__})", **tokens)
     return value
+
+
+def _unfenced(text: str) -> str:
+    """`text` without one surrounding ``` fence (an opening line "```tag", a closing "```" on its own line), else
+    as is. String operations, not a regex: a fence pattern with `\\s*` on both sides of `(.*)` backtracks
+    cubically on a reply of many newlines (10,000 of them never finished), and no deadline covers parsing."""
+    if len(text) < 7 or not (text.startswith("```") and text.endswith("```")):
+        return text
+    head, newline, rest = text.partition("\n")
+    if not newline or not _FENCE_TAG.fullmatch(head[3:].strip()):
+        return text
+    inner = rest[:-3]
+    tail = inner[len(inner.rstrip()):]
+    if "\n" not in tail:  # the closing fence is not on its own line
+        return text
+    return inner.strip()
 
 
 def as_count(value: Any) -> int:

@@ -14,9 +14,11 @@ template marker. Pairs:
   scheduled sweep;
 - two-events: `issues.opened` and `issues.labeled` runs of a workflow WITHOUT the per-issue concurrency group.
 
-Windows: "inside" = the runs start right after the event that triggered them (the issue changed within the last
-10 minutes, the documented window); "outside" = the runs start 15 minutes after it (the issue looks old: a run
-that waited behind others of its group, or a "Re-run jobs").
+Windows (docs/duplicates-and-concurrency.md): "late" = the runs start 15 minutes after the event that triggered
+them (a run that waited behind others of its group, or a "Re-run jobs"): the issue looks old to the sweep, which
+therefore takes it too; this is the documented window in which runs at once could duplicate. "fresh" = the runs
+start right after their event (the usual case): the issue changed less than 10 minutes ago, so the sweep leaves
+it to its own event run.
 
 Imports: the standard library; the project and the test helpers (tests/sim, tests/actionrun, tests/fakegithub).
 """
@@ -36,7 +38,7 @@ from fakegithub.server import RateLimits  # noqa: E402
 from sim.world import SimGitHub  # noqa: E402
 
 PAIRS = ("event+sweep", "retriage+sweep", "two-events")
-WINDOWS = {"inside": 0, "outside": 15 * 60}
+WINDOWS = {"late": 15 * 60, "fresh": 0}
 TEMPLATE_MARK = "<!-- ptd-triage:not_distributed -->"
 SWEEP = {"max-issues": "50"}
 

@@ -71,6 +71,9 @@ class SimGitHub(FakeGitHub):
                         if id(obj) not in seen:
                             seen.add(id(obj))
                             _shift(obj, seconds)
+                for reactions in [*repo.reactions.values(), *repo.issue_reactions.values()]:
+                    for obj in reactions:  # a comment claim gets old too (triage.service.claim)
+                        _shift(obj, seconds)
             for _, snapshot in self._search_index.values():
                 _shift(snapshot, seconds)
             for _, _, _, _, snapshot in self._pending_index:

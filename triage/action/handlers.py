@@ -50,8 +50,10 @@ class Run:
     """One run of the Action: what the handlers share."""
 
     def __init__(self, settings: Settings, reporter: Reporter, *, payload: Mapping[str, Any] | None = None,
-                 client: Any = None, planner: Any = None, environ: Mapping[str, str] | None = None):
+                 client: Any = None, planner: Any = None, environ: Mapping[str, str] | None = None,
+                 precheck: Callable[[int, Mapping[str, Any]], str | None] | None = None):
         self.settings = settings
+        self.precheck = precheck  # the apply mode's own condition on each issue (triage.action.planmode)
         self.reporter = reporter
         self.payload: Mapping[str, Any] = payload or {}
         self.environ: Mapping[str, str] = environ or {}
@@ -156,7 +158,7 @@ class Run:
             self._triager = Triager(self.client, self.bundle, repo=s.repo, queue_label=self.queue_label,
                                     planner=self.planner, dry_run=s.dry_run, own_logins=(s.bot_login,),
                                     issue_seconds=s.issue_seconds, not_before=s.not_before,
-                                    not_before_mode=s.not_before_mode)
+                                    not_before_mode=s.not_before_mode, precheck=self.precheck)
         return self._triager
 
 

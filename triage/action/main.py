@@ -92,15 +92,16 @@ def main(environ: Mapping[str, str] | None = None) -> int:
         if not event:
             raise ActionError("GITHUB_EVENT_NAME is not set: run inside GitHub Actions")
         settings = settings_from_environ(env)
-        if settings.mode == "apply":  # issues: write, no model credentials: re-check and write the saved plans
-            from triage.action.planmode import plans_path, run_apply
-
-            return report_result(run_apply(settings, reporter, plans_path(settings, env)), reporter, f"{event} (apply)")
         payload = read_payload(env)
         action = payload.get("action")
         if action is not None and not isinstance(action, str):
             raise ActionError("malformed event payload: 'action' must be a string")
         title = f"{event}.{action}" if action else event
+        if settings.mode == "apply":  # issues: write, no model credentials: its own event decides, plans propose
+            from triage.action.planmode import plans_path, run_apply
+
+            result = run_apply(settings, reporter, plans_path(settings, env), event, action, payload)
+            return report_result(result, reporter, f"{title} (apply)")
         if settings.mode == "plan":  # read-only: plan with the configured planner, save the plans, write nothing
             from triage.action.planmode import plans_path, run_plan
 

@@ -3,9 +3,15 @@
 - `mode: plan`: read-only token plus the model's credentials. Plans the event's issue (or sweeps the queue) as a
   dry run with the configured planner and writes the plans to `plans-file` (JSON, `triage.planners.replay`'s
   format) and to the `plans` output. Nothing is written to GitHub.
-- `mode: apply`: `issues: write` and no model credentials (a key given to it is refused in settings). Reads the
-  plans file, re-reads each issue and passes its saved plan through the triage service with a `ReplayPlanner`, so
-  `enforce` checks it against the issue as it is now, then writes.
+- `mode: apply`: `issues: write` and no model credentials (a key given to it is refused in settings). The plans
+  file is hostile input (anyone who can edit it between the jobs): it supplies proposals and nothing else. Every
+  permission comes from GitHub and the apply run itself (issue 20): the run routes its OWN event as a triage run
+  would (the queue label, the command and its author's role, the dispatch inputs), so it touches only that
+  event's issue and forces only when its own event or inputs do; a sweep event applies the saved plans with the
+  sweep's own rules (in the queue, open, not processed, not waiting for a person, not updated in the last
+  minutes). Each issue is read again and the policy checks the proposal against it as it is now; a plan made
+  before the issue last changed (its `updated_at` differs from the one the plan job read) is dropped, with a
+  note, and the next run plans it again.
 - `mode: triage` (the default): the one-job form, with whichever planner the inputs name.
 
 `triage.action.main` chooses the mode; this module holds what the two split modes do.
@@ -76,12 +82,14 @@ def plans_path(settings: Settings, environ: Mapping[str, str]) -> Path:
     return Path(environ.get("RUNNER_TEMP") or ".") / DEFAULT_PLANS_FILE
 
 
-def plans_document(settings: Settings, result: Result, *, forced: bool) -> dict:
+def plans_document(settings: Settings, result: Result) -> dict:
+    """The plans, each with the issue's `updated_at` as this job read it (apply drops a plan older than the issue).
+    No "forced": the apply run decides that from its own event."""
     plans = []
     for item in result.results:
-        if item.plan is None or item.error:
+        if item.plan is None or item.error or item.left:
             continue
-        plans.append({**item.plan.to_dict(), "forced": forced})
+        plans.append({**item.plan.to_dict(), "issue_updated_at": item.updated_at})
     return {"version": 1, "repo": settings.repo, "plans": plans}
 
 
@@ -96,8 +104,7 @@ def run_plan(settings: Settings, environ: Mapping[str, str], reporter: Reporter,
     note = model_note(planner)
     if note:
         result.notes.append(note)
-    forced = result.kind == "issue" and bool(getattr(result.issue, "forced", False))
-    document = plans_document(settings, result, forced=forced)
+    document = plans_document(settings, result)
     path = plans_path(settings, environ)
     path.parent.mkdir(parents=True, exist_ok=True)
     reporter.write_file(path, json.dumps(document, ensure_ascii=False, indent=1) + "\n")  # scrubbed of secrets
@@ -105,9 +112,29 @@ def run_plan(settings: Settings, environ: Mapping[str, str], reporter: Reporter,
     return result, len(document["plans"])
 
 
-def run_apply(settings: Settings, reporter: Reporter, path: Path, client: Any = None) -> Result:
+def is_sweep_event(event: str, settings: Settings) -> bool:
+    return event == "schedule" or (event == "workflow_dispatch" and settings.issue_number is None
+                                   and not settings.task)
+
+
+def stale_check(updated_at: Mapping[int, str]):
+    """The apply run's precheck (triage.service.triager): a plan made before the issue last changed is dropped."""
+    def check(number: int, issue: Mapping[str, Any]) -> str | None:
+        if number not in updated_at:
+            return None  # no saved plan: the replay planner proposes nothing
+        planned, now = updated_at[number], issue.get("updated_at")
+        if not planned:
+            return "the plan does not say when the issue was read: not applied (plan it again)"
+        if planned != now:
+            return (f"changed since the plan was made (planned on the issue as of {planned}, now {now}): the plan "
+                    "is dropped, not applied; the next run plans it again")
+        return None
+    return check
+
+
+def run_apply(settings: Settings, reporter: Reporter, path: Path, event: str, action: str | None,
+              payload: Mapping[str, Any], client: Any = None) -> Result:
     from triage.planners.replay import PlansFileError, ReplayPlanner, read_plans
-    from triage.service.triager import SweepResult
 
     try:
         saved = read_plans(path)
@@ -115,14 +142,48 @@ def run_apply(settings: Settings, reporter: Reporter, path: Path, client: Any = 
         raise ActionError(str(exc)) from None
     if saved["repo"] and saved["repo"] != settings.repo:
         raise ActionError(f"{path}: the plans are for {saved['repo']}, not {settings.repo}")
-    run = Run(settings, reporter, planner=ReplayPlanner(saved["plans"]), client=client)
-    sweep = SweepResult(query=f"apply the saved plans in {path}", found=len(saved["plans"]))
-    for number in saved["plans"]:
-        forced = saved["forced"][number]
-        item = run.triager.triage(number, force=forced, require_queue=not forced)
+    plans = saved["plans"]
+    run = Run(settings, reporter, planner=ReplayPlanner(plans), client=client, payload=payload,
+              precheck=stale_check(saved["updated_at"]))
+    note = f"apply mode: {len(plans)} saved plan(s) from {path}"
+    if is_sweep_event(event, settings):
+        return _apply_as_sweep(run, plans, note)
+    result = router.dispatch(event, action, run)  # the event decides the issue and whether it is forced
+    touched = {item.number for item in result.results}
+    others = sorted(set(plans) - touched)
+    if others:
+        shown = ", ".join(f"#{n}" for n in others[:20]) + (" ..." if len(others) > 20 else "")
+        note += (f"; {len(others)} plan(s) for other issues than this event's not applied ({shown}): an apply run "
+                 "writes only its own event's issue")
+    result.notes.insert(0, note)
+    return result
+
+
+def _apply_as_sweep(run: Run, plans: Mapping[int, Any], note: str) -> Result:
+    """A sweep's apply run: the saved plans under the sweep's own rules (never forced; in the queue, open, not
+    processed, not waiting for a person, not updated in the last minutes, not-before), at most `max-issues`."""
+    from triage.service.cutoff import created_before
+    from triage.service.triager import SweepResult
+
+    s = run.settings
+    skip_before = s.not_before if s.not_before and s.not_before_mode == "skip" else None
+    labels_only = s.not_before if s.not_before and s.not_before_mode != "skip" else None
+    if skip_before:  # the sweep's search leaves these out; the apply run reads each issue, so it checks here
+        check = run.precheck
+        run.precheck = lambda number, issue: (
+            f"created before not-before ({skip_before}): not triaged" if created_before(dict(issue), skip_before)
+            else check(number, issue) if check else None)
+    numbers = list(plans)[:s.max_issues]
+    sweep = SweepResult(query=f"apply the saved plans ({note})", found=len(plans))
+    sweep.left = len(plans) - len(numbers)
+    for index, number in enumerate(numbers):
+        item = run.triager.triage(number, force=False, require_queue=True, leave_recent=True, cutoff=labels_only)
+        if item.left and item.error is None:  # as the sweep counts them: skipped, with why
+            sweep.skipped[item.left] = sweep.skipped.get(item.left, 0) + 1
+            continue
         sweep.results.append(item)
         if item.fatal:
-            sweep.left = len(saved["plans"]) - len(sweep.results)
+            sweep.left += len(numbers) - index - 1
             sweep.stopped = f"GitHub refused in a way that would fail every issue: {item.error}"
             break
-    return Result("sweep", sweep=sweep, notes=[f"apply mode: {len(saved['plans'])} saved plan(s) from {path}"])
+    return Result("sweep", sweep=sweep, notes=[note])

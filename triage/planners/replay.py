@@ -54,7 +54,9 @@ def _proposal(raw: Any, where: str) -> Plan:
 
 
 def read_plans(path: str | Path) -> dict[str, Any]:
-    """{"plans": {number: Plan}, "forced": {number: bool}, "repo": str} from a plans file."""
+    """{"plans": {number: Plan}, "updated_at": {number: str}, "repo": str} from a plans file. `updated_at` is
+    GitHub's `updated_at` of the issue as the plan job read it ("" when the file does not say). A `forced` key is
+    read from no plan: whether a run may force is the apply run's own event and inputs (issue 20)."""
     try:
         document = load_json(Path(path).read_text(encoding="utf-8"), str(path), max_bytes=MAX_PLANS_BYTES,
                              max_depth=MAX_PLANS_DEPTH)
@@ -69,12 +71,15 @@ def read_plans(path: str | Path) -> dict[str, Any]:
     entries = document.get("plans")
     if not isinstance(entries, list) or len(entries) > MAX_PLANS:
         raise PlansFileError(f"{path}: 'plans' must be a list of at most {MAX_PLANS} plans")
-    plans, forced = {}, {}
+    plans, updated_at = {}, {}
     for index, raw in enumerate(entries):
         plan = _proposal(raw, f"{path}: plans[{index}]")
+        stamp = raw.get("issue_updated_at", "")
+        if not isinstance(stamp, str) or len(stamp) > 40:
+            raise PlansFileError(f"{path}: plans[{index}]: 'issue_updated_at' must be a timestamp string")
         plans[plan.issue] = plan
-        forced[plan.issue] = raw.get("forced") is True
-    return {"plans": plans, "forced": forced, "repo": str(document.get("repo") or "")}
+        updated_at[plan.issue] = stamp
+    return {"plans": plans, "updated_at": updated_at, "repo": str(document.get("repo") or "")}
 
 
 class ReplayPlanner:

@@ -65,6 +65,7 @@ class IssueResult:
     fatal: bool = False  # the error will repeat for every other issue (credentials, permission, budget)
     out_of_budget: bool = False  # our own budget (API reserve, pacing, time) refused the call: nothing was sent
     left: str | None = None  # not triaged on purpose (left the queue, waiting for a person, ...): why
+    updated_at: str = ""  # GitHub's `updated_at` of the issue as this run read it (the plans file records it)
     requests: int = 0  # API requests this issue cost
     before_cutoff: bool = False  # created before not-before (labels-only mode): its comment was dropped
     words: QueueWords | None = None  # the queue's words for the outcome (the plan keeps the stable value)
@@ -157,7 +158,8 @@ class Triager:
                  planner: Planner | None = None, dry_run: bool = False, own_logins: Iterable[str] = (),
                  issue_seconds: float | None = 120.0, recent_seconds: float = 600.0,
                  clock: Callable[[], float] = time.time, claim_wait: float = CLAIM_WAIT_SECONDS,
-                 not_before: str | None = None, not_before_mode: str = "skip"):
+                 not_before: str | None = None, not_before_mode: str = "skip",
+                 precheck: Callable[[int, Mapping[str, Any]], str | None] | None = None):
         self.client = client
         self.bundle = bundle
         self.repo = repo
@@ -173,6 +175,9 @@ class Triager:
         self.not_before_mode = not_before_mode
         # What the reports call the outcomes: the configuration's words (not an input that renames the label).
         self.words = queue_words(bundle.rubric.words, bundle.labels.queue_label)
+        # The run's own condition on the issue as just read, after the queue/closed/hold checks: a reason to leave
+        # it, or None (the apply mode's "changed since the plan was made", triage.action.planmode).
+        self.precheck = precheck
 
     # -- one issue --------------------------------------------------------------------------------------------
 
@@ -216,6 +221,7 @@ class Triager:
         issue = dict(issue) if issue is not None else self.client.get_issue(self.repo, number)
         bare = snapshot_from_json(issue)  # validates the shape before spending more calls on it
         result.title, result.url = bare.title, str(issue.get("html_url") or "")
+        result.updated_at = issue.get("updated_at") if isinstance(issue.get("updated_at"), str) else ""
         labels = self.bundle.labels
         if bare.is_pull_request:
             raise InputError(f"#{number} is a pull request, not an issue")
@@ -231,6 +237,10 @@ class Triager:
             # a late event, a re-run or a sweep must not, whatever the issue's text says now.
             result.left = f"waiting for a person ('{labels.review}' without '{labels.marker}')"
             return
+        if self.precheck is not None:
+            result.left = self.precheck(number, issue)
+            if result.left:
+                return
         if leave_recent:
             # Checked on the issue as just read, not on the search's copy (which can predate the event that
             # started another run on this issue).

@@ -187,3 +187,19 @@ def test_an_unchanged_issue_gets_its_saved_plan(fake_github, tmp_path):
                       inputs={"mode": "plan", "plans-file": str(path)}).returncode == 0
     run = apply(fake_github, tmp_path, "issues", payload, path)
     assert run.returncode == 0 and MARKER in fake_github.issue_labels(REPO, 52), run.stdout
+
+
+@pytest.mark.parametrize("mode", ["skip", "labels-only"])
+def test_a_sweeps_apply_run_keeps_the_not_before_cut_off(fake_github, tmp_path, mode):
+    """The sweep leaves issues created before not-before out of its search (skip) or labels them without a
+    comment (labels-only); its apply run keeps both whatever the plans file proposes."""
+    seed_issue(fake_github, 60, NOT_DISTRIBUTED)  # created 2026-01-01 on the stand-in's clock
+    path = plans_file(tmp_path, [forged(fake_github, 60)])
+    run = apply(fake_github, tmp_path, "schedule", schedule_payload(), path, **{"not-before": "2026-06-01",
+                                                                               "not-before-mode": mode})
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert not any(w.path.endswith("/comments") for w in run.writes)
+    if mode == "skip":
+        assert run.writes == [] and "created before not-before" in run.stdout + run.summary
+    else:
+        assert MARKER in fake_github.issue_labels(REPO, 60)

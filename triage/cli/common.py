@@ -25,6 +25,20 @@ def fail(message: str, status: int = 2) -> int:
     return status
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line naming the flag (and the command's --help), exit 2, instead of the
+    whole usage block: the line is what a person, or a CI log, needs to see. Subcommand parsers inherit it."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(fail(f"{(self.prog.removeprefix('ptd-triage').strip() + ': ').lstrip(': ')}{message} "
+                       f"(see `{self.prog} --help`)"))
+
+    def exit(self, status: int = 0, message: str | None = None):  # type: ignore[override]
+        if message:
+            sys.stderr.write(message)
+        sys.exit(status)
+
+
 def positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -54,9 +68,9 @@ def add_config_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", metavar="DIR", action=_ConfigAction,
                         help="a queue folder (rubric.yaml, labels.json, templates/), e.g. queues/pt2, or a repository "
                              "config file (.github/ptd-triage.yml); default: the bundled distributed queue")
-    parser.add_argument("--rubric", metavar="YAML", help="rubric file (default: the bundled triage/rubric.yaml)")
-    parser.add_argument("--labels", metavar="JSON", help="label allowlist (default: the bundled labels.json)")
-    parser.add_argument("--templates", metavar="DIR", help="comment templates directory (default: the bundled templates/)")
+    parser.add_argument("--rubric", metavar="YAML", help="rubric file (default: the bundled queues/distributed/rubric.yaml)")
+    parser.add_argument("--labels", metavar="JSON", help="label allowlist (default: the bundled queues/distributed/labels.json)")
+    parser.add_argument("--templates", metavar="DIR", help="comment templates directory (default: the bundled queues/distributed/templates/)")
 
 
 def add_github_options(parser: argparse.ArgumentParser, *, what: str, max_issues: int, max_help: str) -> None:

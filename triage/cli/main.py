@@ -12,6 +12,7 @@ import importlib
 import sys
 
 from triage import __version__
+from triage.cli.common import OneLineParser
 
 # One line per subcommand; a fork adds its own here.
 COMMAND_MODULES = [
@@ -25,7 +26,7 @@ COMMAND_MODULES = [
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="ptd-triage",
         description="Second-level triage of an `oncall: distributed` issue queue.",
     )

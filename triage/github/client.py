@@ -60,6 +60,21 @@ _COLOR_RE = re.compile(r"^[0-9A-Fa-f]{6}$")
 _TRANSPORT_ERRORS = (requests.ConnectionError, requests.Timeout)
 
 
+def _refused(exc: BaseException) -> bool:
+    """Whether the connection was refused (ECONNREFUSED), found through requests' and urllib3's wrappers."""
+    seen: set[int] = set()
+    todo: list[object] = [exc]
+    while todo:
+        item = todo.pop()
+        if not isinstance(item, BaseException) or id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, ConnectionRefusedError):
+            return True
+        todo += [item.__cause__, item.__context__, getattr(item, "reason", None), *item.args]
+    return False
+
+
 class GitHubClient:
     def __init__(
         self,
@@ -194,6 +209,9 @@ class GitHubClient:
         def verdict(exc: BaseException) -> Verdict:
             if not isinstance(exc, _TRANSPORT_ERRORS):
                 raise exc  # our own refusals (budget, off-host link) and bugs are not retried
+            if _refused(exc):  # nothing listens there: a wrong API URL, not a blip; retrying only makes it slow
+                raise self._error(Transient, None, method, path,
+                                  f"connection refused by {urlsplit(self.api_url).netloc}: is the API URL right?")
             # A connect timeout means nothing was sent; anything later may have reached GitHub.
             maybe_processed = not isinstance(exc, requests.ConnectTimeout)
             return retry(self._error(Transient, None, method, path, type(exc).__name__),

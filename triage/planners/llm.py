@@ -175,7 +175,8 @@ def consult(consultant: ModelConsultant, snapshot: IssueSnapshot, bundle: Bundle
         consultant.fallbacks += 1
         usage = dict(getattr(exc, "ptd_usage", {}) or {})
         usage["fallback"] = one_line(f"{type(exc).__name__}: {exc}", 300)
-        return rubric_plan.with_(planner=by, usage=usage, reasons=tuple(rubric_plan.reasons) + (
+        # The plan is the rubric's and says so (`planner`), with the model's failure in `usage.fallback`.
+        return rubric_plan.with_(planner="rubric", usage=usage, reasons=tuple(rubric_plan.reasons) + (
             f"{by}: the model's plan was not used ({usage['fallback']}); this is the rubric's plan",))
     decisions = decisions_from_answer(answer, snapshot, bundle, take, by, issue_text_for_quotes(snapshot, bundle),
                                       step5_rule)

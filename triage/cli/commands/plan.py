@@ -1,4 +1,8 @@
-"""`ptd-triage plan FILE...`: plan issues offline, one JSON plan per line (or text with --format text)."""
+"""`ptd-triage plan FILE...`: plan issues offline, one JSON plan per line (or text with --format text).
+
+Exit status: 0; 1 when a model planner (--planner llm/hybrid) failed on an issue (its plan is the rubric's, says
+so in `planner` and `usage.fallback`, and one stderr line names the issue and the reason); 2 on bad input.
+"""
 
 from __future__ import annotations
 
@@ -53,6 +57,7 @@ def run(args) -> int:
     planner = planner_from_args(args)
     out = sys.stdout
     words = queue_words(bundle.rubric.words, bundle.labels.queue_label)
+    failed_model = 0
     for index, (_, _, snapshot) in enumerate(records):
         queue = args.queue_label or bundle.labels.queue_label
         if not args.any_issue and not snapshot.has_label(queue):
@@ -61,8 +66,28 @@ def run(args) -> int:
             print(f"ptd-triage: #{snapshot.number} is not in the queue (no '{queue}' label)", file=sys.stderr)
         else:
             plan = plan_issue(snapshot, bundle, planner=planner, force=args.force)
+            failed_model += _say_fallback(plan)
         if args.format == "json":
             out.write(json.dumps(plan.to_dict(), ensure_ascii=False) + "\n")
         else:
             out.write(("\n" if index else "") + format_text(plan, snapshot.title, words) + "\n")
+    if failed_model:  # as in the Action: a model that was asked for and failed is not a silent success
+        print(f"ptd-triage: error: the model failed on {failed_model} issue(s); their plans are the rubric's",
+              file=sys.stderr)
+        return 1
     return 0
+
+
+# The model's call budget (--llm-max-calls) is a limit the user set, not a failure: said, but exit 0.
+_BUDGET = "LLMBudgetExhausted"
+
+
+def _say_fallback(plan: Plan) -> int:
+    """One stderr line when the model's plan was not used (the plan itself says so in `usage.fallback`); 1 when
+    that was a failure of the model rather than the call budget."""
+    reason = (plan.usage or {}).get("fallback") if isinstance(plan.usage, dict) else None
+    if not reason:
+        return 0
+    print(f"ptd-triage: #{plan.issue}: the model's plan was not used, the rubric's plan stands: {reason}",
+          file=sys.stderr)
+    return 0 if str(reason).startswith(_BUDGET) else 1

@@ -1,7 +1,8 @@
 """`ptd-triage validate [--config DIR]`: check a configuration as a whole, one line per problem, for CI.
 
 Every problem is `FILE:LINE: message` (see `triage.config.validate` for the checks). Exit status: 0 when the
-configuration is valid, 1 when it has problems, 2 when it cannot be read at all.
+configuration is valid, 1 when it has problems (a file that is not valid YAML or JSON is one, printed the same
+way), 2 when a path given on the command line does not exist (nothing to check).
 """
 
 from __future__ import annotations
@@ -25,10 +26,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from triage.cli.common import CliError
+    from triage.config.bundle import ConfigError
     from triage.config.validate import check
 
-    sources = config_sources(args)
-    problems = check(sources)
+    for flag in ("config", "rubric", "labels", "templates"):
+        given = getattr(args, flag, None)
+        if given and not Path(given).exists():
+            raise CliError(f"--{flag} {given}: no such file or directory")
+    try:
+        sources = config_sources(args)
+    except ConfigError as exc:  # unreadable as a whole (malformed YAML, a schema error): a problem, FILE:LINE first
+        problems = [str(exc)]
+    else:
+        problems = check(sources)
     for problem in problems:
         print(problem)
     if problems:

@@ -1,0 +1,119 @@
+"""The pt2 queue's vocabulary, by what is true of the queue (issue 19 item 5), not by record:
+- Inductor is torch.compile's default backend: a compiled function that gives wrong results or runs slowly, with no
+  other component named, is Inductor's; so is a failure Dynamo reports as "backend='inductor' raised".
+- Dynamo is not read from the queue's own `[torch.compile]` title tag, nor from `torch._dynamo` in a traceback or a
+  script (every compile passes through it; repro scripts set its config whatever the bug); Dynamo named as the
+  subject, or its own settings in the title, still count.
+- AOTAutograd has its own vocabulary (aot_function/aot_module, the joint graph, the partitioner,
+  torch/_functorch/_aot_autograd/), for `module: aotdispatch` and `module: pt2-dispatcher`.
+- Routing: a compiled script that puts its tensors on the CPU runs the CPU backend's C++; `export(...)` called bare
+  is torch.export.
+
+Every issue here is invented for the case it pins, in our own words (none is copied from an eval set).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from triage.config.bundle import load_bundle
+from triage.core.snapshot import snapshot_from_json
+from triage.planners import plan_issue
+
+PT2 = Path(__file__).resolve().parents[1] / "queues" / "pt2"
+DYNAMO, INDUCTOR = "module: dynamo", "module: inductor"
+AOTD, DISPATCHER = "module: aotdispatch", "module: pt2-dispatcher"
+EXPORT, CPU = "oncall: export", "oncall: cpu inductor"
+BUG = "### 🐛 Describe the bug\n\n"
+
+
+@pytest.fixture(scope="module")
+def bundle():
+    return load_bundle(queue=PT2)
+
+
+def plan(bundle, title: str, body: str):
+    issue = {"number": 7, "title": title, "body": body, "state": "open", "labels": [{"name": "oncall: pt2"}],
+             "user": {"login": "reporter", "type": "User"}, "comments": 0}
+    return plan_issue(snapshot_from_json(issue), bundle)
+
+
+TRACEBACK_THROUGH_DYNAMO = (
+    "```\nTraceback (most recent call last):\n"
+    '  File "/usr/lib/python3.11/site-packages/torch/_dynamo/eval_frame.py", line 655, in _fn\n'
+    '  File "/usr/lib/python3.11/site-packages/torch/_dynamo/convert_frame.py", line 1200, in __call__\n'
+    '  File "/usr/lib/python3.11/site-packages/torch/_inductor/compile_fx.py", line 1500, in compile_fx\n'
+    "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+    "LoweringException: AssertionError: unexpected stride\n```\n"
+)
+
+# name -> (title, body, labels that must be added, labels that must not)
+CASES = {
+    "compiled-wrong-results-is-inductor": (
+        "torch.compile gives different values than eager for a cumulative max",
+        BUG + "```python\nimport torch\nf = torch.compile(lambda x: torch.cummax(x, 0).values)\n"
+        "print(f(torch.randn(64, 3, device='cuda')))\n```\nThe compiled output differs in a handful of rows.",
+        (INDUCTOR,), (DYNAMO,)),
+    "compiled-slow-is-inductor": (
+        "Compiled model is 3x slower than eager for grouped convolutions",
+        BUG + "After torch.compile the step time goes from 40 ms to 120 ms on an A100.",
+        (INDUCTOR,), (DYNAMO,)),
+    "title-tag-and-dynamo-frames-are-not-dynamo": (
+        "[torch.compile] lowering fails for a strided view of a complex tensor",
+        BUG + TRACEBACK_THROUGH_DYNAMO,
+        (INDUCTOR,), (DYNAMO,)),
+    "dynamo-config-in-a-script-is-not-dynamo": (
+        "Compiled attention block returns NaN in the backward with bf16",
+        BUG + "```python\nimport torch\nimport torch._dynamo\ntorch._dynamo.config.suppress_errors = False\n"
+        "torch._dynamo.reset()\nout = torch.compile(block)(q, k, v)\nout.sum().backward()\n```\n"
+        "The gradient of q comes back as NaN; eager is fine.",
+        (INDUCTOR,), (DYNAMO,)),
+    "dynamo-named-as-subject-still-counts": (
+        "[dynamo] graph break on a generator expression inside a compiled function",
+        BUG + "Dynamo breaks the graph at the generator and recompiles on every call.",
+        (DYNAMO,), ()),
+    "dynamo-config-in-title-counts": (
+        "torch._dynamo.config.recompile_limit is too low for models with many buckets",
+        "Each bucket size triggers a recompile and we hit the limit after eight shapes.",
+        (DYNAMO,), ()),
+    "aot-function-is-aotautograd": (
+        "aot_function drops the second output's requires_grad",
+        BUG + "```python\nfrom functorch.compile import aot_function\ng = aot_function(f, fw_compiler=nop, bw_compiler=nop)\n"
+        "```\nThe partitioner marks the second output as not needing a gradient.",
+        (AOTD,), ()),
+    "aot-autograd-path-is-dispatcher": (
+        "Input mutation metadata is wrong for a view of a buffer",
+        BUG + "```\n  File \"torch/_functorch/_aot_autograd/collect_metadata_analysis.py\", line 210, in inner\n"
+        "AssertionError: ViewAndMutationMeta mismatch\n```",
+        (AOTD, DISPATCHER), ()),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_pt2_modules_follow_what_is_true_of_the_queue(bundle, case):
+    title, body, must, must_not = CASES[case]
+    p = plan(bundle, title, body)
+    for label in must:
+        assert label in p.add_labels, p.step(3).reason
+    for label in must_not:
+        assert label not in p.add_labels, p.step(3).reason
+
+
+def test_a_compiled_script_on_the_cpu_goes_to_cpu_inductor(bundle):
+    p = plan(bundle, "Compiled MLP is much slower than eager",
+             BUG + "```python\nimport torch\nmodel = MLP().to('cpu')\nfast = torch.compile(model)\n```")
+    assert p.sub_oncall == CPU, p.step(2).reason
+
+
+def test_a_bare_export_call_goes_to_export(bundle):
+    p = plan(bundle, "Tracing a module with a namedtuple attribute fails",
+             BUG + "```python\nfrom torch.export import export\nep = export(Net(), (x,))\n```")
+    assert p.sub_oncall == EXPORT, p.step(2).reason
+
+
+def test_onnx_export_is_not_torch_export(bundle):
+    p = plan(bundle, "Compiled model cannot be saved",
+             BUG + "```python\nimport torch\ntorch.onnx.export(torch.compile(m), (x,), 'm.onnx')\n```")
+    assert p.sub_oncall != EXPORT, p.step(2).reason

@@ -120,6 +120,17 @@ def test_text_is_clipped_to_githubs_limits_and_the_clipping_is_recorded():
     assert snapshot_from_json(snapshot_dict("t", "b", comments=["c"])).clipped == ()
 
 
+def test_comments_read_later_give_the_snapshot_a_whole_read_gives():
+    """The service reads the issue, then (only when there are any) its comments: one parse of the issue."""
+    issue = rest_issue("T" * 1_000, "b" * 70_000, labels=(QUEUE,), comments=2)
+    later = [rest_comment("c" * 70_000, login="bob", cid=1), rest_comment("auto", login="ci[bot]", user_type="Bot")]
+    assert snapshot_from_json(issue).with_comments(later) == snapshot_from_json(issue, later)
+    again = snapshot_from_json(issue, later).with_comments([rest_comment("new", login="carol", cid=5)])
+    assert [c.body for c in again.comments] == ["new"] and again.clipped == snapshot_from_json(issue).clipped
+    with pytest.raises(InputError):
+        snapshot_from_json(issue).with_comments({"not": "a list"})
+
+
 def test_the_first_comments_by_people_are_read_and_every_bot_comment_is_kept():
     people = [rest_comment(f"comment {i}", login=f"user{i}", cid=i) for i in range(150)]
     ours = rest_comment("<!-- ptd-triage:needs_distributed_reproduction -->", login="ptd-bot[bot]", user_type="Bot", cid=999)

@@ -22,7 +22,7 @@ May import: the standard library and `triage.github.names`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from triage.github.names import is_bot_account
@@ -39,6 +39,7 @@ MAX_COMMENTS = 100  # comments by people read per issue, the first ones (configu
 # time in proportion to the text (up to about 1.5 ms of CPU per KB of hostile text: bench/redos.py), and
 # the first comments are where reproductions and corrections arrive; a long thread's tail adds little.
 MAX_COMMENT_TEXT = 4 * TEXT_LIMIT
+_ISSUE_NOTES = ("title clipped", "body clipped")  # what `clipped` says about the issue itself, not its comments
 
 # Lone surrogates (U+D800-U+DFFF) are the only code points a Python str can hold that UTF-8 cannot encode.
 _SURROGATES = dict.fromkeys(range(0xD800, 0xE000), "\ufffd")
@@ -92,6 +93,15 @@ class IssueSnapshot:
 
     def has_label(self, name: str) -> bool:
         return name in self.labels
+
+    def with_comments(self, raw: Any, *, max_comments: int = MAX_COMMENTS) -> "IssueSnapshot":
+        """The same issue with these comments (REST comment objects) read in place of its own, within the same
+        limits, so a caller that read the issue first and its comments later parses the issue once."""
+        if not isinstance(raw, list):
+            raise InputError("'comments' must be a list of comment objects")
+        notes = [n for n in self.clipped if n.startswith(_ISSUE_NOTES)]  # the comments' own notes are read anew
+        parsed = _read_comments(raw, max_comments, notes)
+        return replace(self, comments=parsed, clipped=tuple(notes), comment_count=self.comment_count or len(raw))
 
 
 def _label_names(raw: Any) -> tuple[str, ...]:

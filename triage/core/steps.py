@@ -19,7 +19,7 @@ from triage.config.templates import has_marker
 from triage.core.outcome import classification
 from triage.config.words import queue_words
 from triage.core.snapshot import IssueSnapshot
-from triage.core.vocab import Reproduction, Role, Triaged
+from triage.core.vocab import SKIPPED, Confidence, Distributed, Reproduction, Role, Triaged
 from triage.text.document import Document, build_document
 from triage.text.matching import Evidence, score, summarize
 
@@ -90,7 +90,7 @@ def passes(g: Check, analysis: Analysis, rubric: Rubric) -> tuple[bool, float, l
 
 
 def skipped(step: int, why: str) -> StepResult:
-    return StepResult(step, "skipped", reason=f"step {step}: {why}", skipped=True)
+    return StepResult(step, SKIPPED, reason=f"step {step}: {why}", skipped=True)
 
 
 # --- step 0: already triaged by a human? ------------------------------------------------------------
@@ -131,19 +131,19 @@ def step1_not_distributed(analysis: Analysis, rubric: Rubric, labels: LabelSet, 
         dist = score_topics(analysis.doc.without([e.text for e in trap_evidence]), rubric).distributed_score
     if trapped and dist <= rubric.max_distributed_score:
         return StepResult(
-            1, "not_distributed", (labels.review, labels.marker), comment=template, stop=True,
+            1, Distributed.NO, (labels.review, labels.marker), comment=template, stop=True,
             evidence=tuple(trap_evidence), score=trap_score,
             reason=(f"step 1: {words.not_in_queue} — trap score {trap_score:g} ({summarize(trap_evidence, 2)}), "
                     f"{words.queue} evidence only {dist:g}"),
         )
     if trapped:
-        return StepResult(1, "distributed", evidence=tuple(trap_evidence), score=dist,
+        return StepResult(1, Distributed.YES, evidence=tuple(trap_evidence), score=dist,
                           reason=f"step 1: a '{words.not_in_queue}' trap matched ({summarize(trap_evidence, 1)}) "
                                  f"but {words.queue} evidence is {dist:g}")
     if dist <= 0:
-        return StepResult(1, "distributed", score=dist,
+        return StepResult(1, Distributed.YES, score=dist,
                           reason="step 1: no evidence either way; kept in the queue (only a matched trap sends an issue away)")
-    return StepResult(1, "distributed", score=dist, reason=f"step 1: {words.queue} (evidence {dist:g})")
+    return StepResult(1, Distributed.YES, score=dist, reason=f"step 1: {words.queue} (evidence {dist:g})")
 
 
 # --- step 2: route to one sub-oncall ---------------------------------------------------------------
@@ -164,7 +164,7 @@ def route_scores(snapshot: IssueSnapshot, analysis: Analysis, rubric: Rubric, la
         evidence[route].extend(found)
     # A module label already on the issue (the first-level bot adds some) is strong evidence.
     for name in snapshot.labels:
-        route = labels.route(name) if labels.role(name) == "module" else None
+        route = labels.route(name) if labels.role(name) == Role.MODULE else None
         if route in totals:
             totals[route] += rubric.existing_module_weight
             evidence[route].append(Evidence("existing-label", "labels", name, rubric.existing_module_weight))
@@ -215,17 +215,17 @@ def step3_modules(snapshot: IssueSnapshot, analysis: Analysis, rubric: Rubric, l
             continue
         per_label[topic.label] = per_label.get(topic.label, 0.0) + analysis.topic_scores[topic.name]
         evidence.setdefault(topic.label, []).extend(analysis.topic_evidence[topic.name])
-    existing = [l for l in snapshot.labels if labels.role(l) == "module" and labels.route(l) in (route, None)]
+    existing = [l for l in snapshot.labels if labels.role(l) == Role.MODULE and labels.route(l) in (route, None)]
     for name in existing:
         per_label[name] = max(per_label.get(name, 0.0), rubric.module_high)
     ranked = sorted(per_label.items(), key=lambda kv: (-kv[1], kv[0]))
     if not ranked or ranked[0][1] < rubric.module_medium:
         matched = [(l, s) for l, s in ranked if s > 0]
         best = f"best {matched[0][0]} {matched[0][1]:g} < {rubric.module_medium:g}" if matched else "no evidence for any module"
-        return StepResult(3, "low", (labels.review,), reason=f"step 3: module unclear ({best}), no guess")
+        return StepResult(3, Confidence.LOW, (labels.review,), reason=f"step 3: module unclear ({best}), no guess")
     top = ranked[0][1]
     chosen = [l for l, s in ranked if s >= rubric.module_medium and s >= rubric.module_min_share * top]
-    confidence = "high" if top >= rubric.module_high else "medium"
+    confidence = Confidence.HIGH if top >= rubric.module_high else Confidence.MEDIUM
     detail = "; ".join(f"{l} {per_label[l]:g}: {summarize(evidence.get(l, []), 2)}" for l in chosen)
     return StepResult(3, confidence, tuple(chosen), reason=f"step 3: {confidence} confidence — {detail}",
                       evidence=tuple(e for l in chosen for e in evidence.get(l, [])), score=top)

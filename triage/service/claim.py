@@ -19,12 +19,11 @@ May import: the standard library, `triage.core`.
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any, Callable
 
 from triage.core.policy import already_posted
-from triage.core.snapshot import IssueSnapshot, snapshot_from_json
+from triage.core.snapshot import IssueSnapshot
 
 CLAIM_CONTENT = "eyes"
 CLAIM_FRESH_SECONDS = 600.0  # a claim younger than this is a run in progress (the sweep's "recent" window too)
@@ -63,8 +62,7 @@ def may_post(client: Any, repo: str, issue: dict, snapshot: IssueSnapshot, templ
         if at > waited:
             sleep(at - waited)
             waited = at
-        comments = snapshot_from_json(issue, client.list_comments(repo, number)).comments
-        if already_posted(replace(snapshot, comments=comments), template, own_logins):
+        if already_posted(snapshot.with_comments(client.list_comments(repo, number)), template, own_logins):
             return False, f"'{template}' was posted by another run meanwhile: not posted again"
     return True, ("another run claimed the comment and did not post it: posted" if fresh
                   else "an earlier comment's claim: the comments decide")

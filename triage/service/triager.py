@@ -250,7 +250,7 @@ class Triager:
                 return
         count = issue.get("comments")
         comments = self.client.list_comments(self.repo, number) if not isinstance(count, int) or count > 0 else []
-        snapshot = snapshot_from_json(issue, comments)
+        snapshot = bare.with_comments(comments)  # the issue parsed once; its comments added
         if labels.marker in snapshot.labels and not force:
             result.plan = self._plan(snapshot, force=False)  # nothing to do; says why
             return

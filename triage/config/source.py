@@ -30,6 +30,8 @@ class Located:
     data: Any
     file: str
     marks: dict[Path_, tuple[str, int]] = field(default_factory=dict)  # key path -> (file, 1-based line)
+    # Keys a later layer deleted (`_remove`) -> where it did: a problem that names one can say who removed it.
+    removed: dict[Path_, tuple[str, int]] = field(default_factory=dict)
 
     def where(self, path: Path_) -> tuple[str, int | None]:
         """The file and line of the deepest node on `path` that has a mark (a missing key: its parent)."""
@@ -89,15 +91,18 @@ def merge(base: Located, override: Any, marks: dict[Path_, tuple[str, int]], at:
     adds words to a topic without copying its list), and `_remove: [key, ...]` deletes keys (a route, a topic)."""
     data = copy.deepcopy(base.data)
     out_marks = dict(base.marks)
+    removed = dict(base.removed)
 
     def walk(target: dict, value: dict, path: Path_, src: Path_) -> None:
         for key, item in value.items():
             here, there = path + (key,), src + (key,)
             if key == "_remove" and isinstance(item, list):  # `_remove: [name, ...]` deletes keys (a route, a topic)
-                for name in item:
+                for i, name in enumerate(item):
                     if isinstance(name, str) and name in target:
                         del target[name]
                         _drop_marks(out_marks, path + (name,))
+                        if there + (i,) in marks:
+                            removed[path + (name,)] = marks[there + (i,)]
                 continue
             if key == "add_signals" and isinstance(item, list):
                 old = target.setdefault("signals", [])
@@ -120,7 +125,7 @@ def merge(base: Located, override: Any, marks: dict[Path_, tuple[str, int]], at:
         data = copy.deepcopy(override)
         out_marks = {}
         _copy_marks(marks, at, out_marks, ())
-    return Located(data, base.file, out_marks)
+    return Located(data, base.file, out_marks, removed)
 
 
 def _drop_marks(marks: dict, prefix: Path_) -> None:

@@ -106,6 +106,15 @@ def floor_problems(labels: Located) -> list[Problem]:
     return out
 
 
+def _removed_by(rubric: Located, message: str) -> str:
+    """When a problem names a route a later layer removed (`_remove`), say where: the line to change is there,
+    not in the bundled file the problem points at."""
+    for path, (file, line) in rubric.removed.items():
+        if path[:2] == ("routing", "routes") and f"route '{path[2]}'" in message:
+            return f" (the route was removed at {file}:{line})"
+    return ""
+
+
 def check(sources: QueueSources) -> list[Problem]:
     labels = sources.labels
     marks = dict(sources.rubric.marks)  # `not_in_queue:` read as `not_distributed:`, its lines kept
@@ -134,7 +143,7 @@ def check(sources: QueueSources) -> list[Problem]:
                 problems.append(_at(rubric, path + (i,), str(exc)))
     if r["modules"]["medium"] > r["modules"]["high"]:
         problems.append(_at(rubric, ("modules", "medium"), "modules.medium must not exceed modules.high"))
-    problems += [_at(rubric, path, message) for path, message in route_problems(r)]
+    problems += [_at(rubric, path, message + _removed_by(sources.rubric, message)) for path, message in route_problems(r)]
 
     try:
         allow = parse_labels(l, labels.file)
@@ -158,7 +167,8 @@ def check(sources: QueueSources) -> list[Problem]:
     for spec in allow.specs:
         if spec.role == "module" and spec.route is not None and spec.route not in routes:
             problems.append(_at(labels, ("labels", index[spec.name], "route"),
-                                f"module '{spec.name}' belongs to route '{spec.route}', which the rubric does not define"))
+                                f"module '{spec.name}' belongs to route '{spec.route}', which the rubric does not define"
+                                + _removed_by(sources.rubric, f"route '{spec.route}'")))
     problems += floor_problems(labels)
     for kind in TYPE_KINDS:
         if not any(s.role == "type" and s.kind == kind for s in allow.specs):

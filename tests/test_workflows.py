@@ -173,3 +173,21 @@ def test_actionlint_catches_a_script_injection(tmp_path):
         "on: issue_comment\npermissions: {}\njobs:\n  j:\n    runs-on: ubuntu-latest\n    steps:\n"
         "      - run: echo \"${{ github.event.comment.body }}\"\n", encoding="utf-8")
     assert any("potentially untrusted" in p["message"] for p in actionlint(bad))
+
+
+def test_docs_list_every_place_that_names_the_queue_label_or_the_command_word():
+    """Issue 19: a fork that changes its queue label or command word must find every place to change in
+    docs/workflows.md; a line of an example workflow that names either and is not in its table fails here."""
+    docs = (ROOT / "docs" / "workflows.md").read_text(encoding="utf-8")
+    section = docs[docs.index("### Every place that names the queue label or the command word"):]
+    rows = {(cells[0].strip("|` "), cells[1].strip(" `").replace("\\|", "|"))
+            for cells in (line.split(" | ") for line in section.splitlines() if line.startswith("| `"))}
+    missing = []
+    for path in sorted((ROOT / "examples" / "workflows").glob("*.yml")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            text = line.strip()
+            if not text.startswith("#") and ("oncall: distributed" in text or "/ptd-retriage" in text):
+                if (path.name, text) not in rows:
+                    missing.append(f"{path.name}: {text}")
+    assert not missing, missing
+    assert len(rows) >= 10

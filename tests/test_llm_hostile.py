@@ -111,7 +111,7 @@ def random_reply(rng: random.Random, bundle) -> dict:
 
 
 def test_ten_thousand_random_replies_never_break_the_policy(monkeypatch):
-    # The same path as plan_issue (consult -> plan_from_steps -> enforce), with the rubric's own plan and the
+    # The same path as plan_issue (consult -> procedure.run and fold -> enforce), with the rubric's own plan and the
     # rendered prompt computed once per issue: 10,000 replies then fit in seconds, not a minute.
     import triage.llm.prompt as prompt_module
     from triage.core.policy import enforce

@@ -2,8 +2,8 @@
 
 A step is pure: it looks at the issue snapshot, at the `Analysis` (the issue read once and scored
 against every rubric topic) and at the configuration, and returns its decision, the labels the
-decision adds, a one-line reason and the evidence behind it. The rubric planner
-(`triage.planners.rubric`) runs them as a straight sequence; reasons become text only at the edges.
+decision adds, a one-line reason and the evidence behind it. The one procedure (`triage.core.procedure`)
+runs them in order, for every planner; these functions are how the rubric decides a step.
 
 May import: the standard library, `triage.text`, `triage.config` (types), `triage.core.snapshot`,
 `triage.core.outcome` (who classified it), `triage.core.vocab`.

@@ -110,19 +110,19 @@ class LabelSet:
 
     @property
     def marker(self) -> str:
-        return self._single("marker")
+        return self._single(Role.MARKER)
 
     @property
     def review(self) -> str:
-        return self._single("review")
+        return self._single(Role.REVIEW)
 
     @property
     def reproduction(self) -> str:
-        return self._single("reproduction")
+        return self._single(Role.REPRODUCTION)
 
     def _kind(self, kind: str) -> str:
         for spec in self.specs:
-            if spec.role == "type" and spec.kind == kind:
+            if spec.role == Role.TYPE and spec.kind == kind:
                 return spec.name
         raise KeyError(kind)
 
@@ -140,7 +140,7 @@ class LabelSet:
 
     @property
     def sub_oncalls(self) -> tuple[str, ...]:
-        return self.with_role("sub-oncall")
+        return self.with_role(Role.SUB_ONCALL)
 
 
 def parse_labels(data: object, path: str) -> LabelSet:
@@ -162,12 +162,12 @@ def parse_labels(data: object, path: str) -> LabelSet:
         raise LabelsError(f"{path}: label '{duplicates[0]}' is listed twice")
     if data["queue_label"] in names:
         raise LabelsError(f"{path}: the queue label '{data['queue_label']}' must not be in the allowlist")
-    for role in ("marker", "review", "reproduction"):
+    for role in (Role.MARKER, Role.REVIEW, Role.REPRODUCTION):
         count = sum(1 for s in specs if s.role == role)
         if count != 1:
             raise LabelsError(f"{path}: exactly one label must have role '{role}' (found {count})")
     for kind in TYPE_KINDS:
-        count = sum(1 for s in specs if s.role == "type" and s.kind == kind)
+        count = sum(1 for s in specs if s.role == Role.TYPE and s.kind == kind)
         if count > 1:
             raise LabelsError(f"{path}: at most one label of role 'type' may have kind '{kind}' (found {count})")
     # The reserved labels are forbidden whatever the file says (and a forbidden label that is also listed stays

@@ -37,6 +37,7 @@ from triage.config.words import QueueWords, queue_words
 from triage.core.plan import Plan
 from triage.core.outcome import classification
 from triage.core.snapshot import InputError, IssueSnapshot, snapshot_from_json
+from triage.core.vocab import Outcome
 from triage.core.writes import UnsafeWrite, planned_writes
 from triage.github.names import is_bot_account
 from triage.planners import plan_issue
@@ -257,7 +258,7 @@ class Triager:
         if self._step0_may_stop(snapshot):
             snapshot = self._with_history(snapshot, number)
         plan = self._plan(snapshot, force=force)
-        if plan.outcome == "high_priority" and not snapshot.history_read:
+        if plan.outcome == Outcome.HIGH_PRIORITY and not snapshot.history_read:
             snapshot = self._with_history(snapshot, number)  # was an earlier flag dismissed by a person?
             if snapshot.review_dismissed:  # rare: plan again, so step 5 does not raise the flag a second time
                 plan = self._plan(snapshot, force=force)
@@ -367,7 +368,7 @@ class Triager:
                     result.skipped[issue_result.left] = result.skipped.get(issue_result.left, 0) + 1
                     continue
                 if issue_result.error is None and issue_result.plan is not None \
-                        and issue_result.plan.outcome == "nothing_to_do" and not issue_result.labels_written:
+                        and issue_result.plan.outcome == Outcome.NOTHING_TO_DO and not issue_result.labels_written:
                     # The search's copy was stale (its index lags our writes): already processed, not counted.
                     why = "already processed (the search index lags)"
                     result.skipped[why] = result.skipped.get(why, 0) + 1

@@ -8,7 +8,8 @@ import pytest
 from actionrun import parse_output_file
 
 from triage.action.command import has_retriage_command, is_bot, role_allows_retriage
-from triage.action.handlers import Result, Router
+from triage.action.context import Result
+from triage.action.routing import Router
 from triage.action.settings import ActionError, get_input, parse_bool, parse_count
 from triage.core.writes import AddLabels, PostComment, UnsafeWrite, planned_writes
 from triage.service.apply import Applied, apply_writes
@@ -80,16 +81,39 @@ def test_inputs_accept_both_runner_spellings_and_trim():
 
 
 def test_router_errors_on_foreign_events_and_ignores_foreign_actions():
-    router = Router()
-    seen = []
-    router.on("issues.labeled")(lambda app: seen.append(app) or Result("issue"))
-    router.on("schedule")(lambda app: Result("sweep"))
-    assert router.dispatch("issues", "labeled", "APP").kind == "issue" and seen == ["APP"]
-    assert router.dispatch("schedule", None, "APP").kind == "sweep"
-    ignored = router.dispatch("issues", "closed", "APP")
+    labeled, schedule = Router(), Router()
+    labeled.on("issues.labeled")(lambda context: Result("issue"))
+    schedule.on("schedule", plans=False)(lambda context: Result("sweep"))
+    router = Router(labeled, schedule)  # composed as triage.action.app composes the feature routers
+    route = router.route("issues", "labeled")
+    assert route.key == "issues.labeled" and route.plans and route.handler(None).kind == "issue"
+    assert router.route("schedule", None).plans is False
+    ignored = router.route("issues", "closed")
     assert ignored.kind == "ignored" and "issues.closed" in ignored.why
     with pytest.raises(ActionError, match="event 'push' is not handled by ptd-triage; trigger it on: issues, schedule$"):
-        router.dispatch("push", None, "APP")
+        router.route("push", None)
+    with pytest.raises(ValueError, match="two handlers"):
+        Router(labeled, labeled)
+
+
+def test_the_app_answers_foreign_comments_without_reading_anything(monkeypatch):
+    """The command router's cheap check: a comment with no command line never builds the context (no client, no
+    configuration read); a comment that may hold one does."""
+    from triage.action import app
+    from triage.action.settings import Settings
+
+    built = []
+    monkeypatch.setattr(app, "build_context", lambda *a, **k: built.append(k) or (_ for _ in ()).throw(
+        RuntimeError("context built")))
+    settings = Settings(repo="o/r", token="t", api_url="https://api.github.com")
+    payload = {"issue": {"number": 3, "title": "t", "body": "", "labels": [], "user": {"login": "a"}},
+               "comment": {"id": 1, "body": "thanks, looks good", "user": {"login": "a", "type": "User"}}}
+    result, context = app.run_event(settings, None, payload, {}, "issue_comment", "created")
+    assert result.kind == "ignored" and "no command line" in result.why and context is None and built == []
+    payload["comment"]["body"] = "/ptd-triage"
+    with pytest.raises(RuntimeError, match="context built"):
+        app.run_event(settings, None, payload, {}, "issue_comment", "created")
+    assert len(built) == 1
 
 
 # ---- plan -> writes ----------------------------------------------------------------------------------------------

@@ -3,6 +3,8 @@ and the CLI never imports the Action. Read from the source (AST), so it holds fo
 from __future__ import annotations
 
 import ast
+import re
+from functools import lru_cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "triage"
@@ -25,6 +27,7 @@ ALLOWED = {
 FORBIDDEN_MODULES = {"core": {"triage.github.client"}, "config": {"triage.github.client"}}
 
 
+@lru_cache(maxsize=None)
 def _modules() -> dict[str, Path]:
     out = {}
     for path in ROOT.rglob("*.py"):
@@ -69,16 +72,23 @@ def test_each_package_imports_only_the_layers_below_it():
     assert not problems, problems
 
 
-def test_no_import_cycle_between_modules_at_import_time():
+@lru_cache(maxsize=None)
+def _graph(*, module_level_only: bool) -> dict[str, set[str]]:
+    """module -> the triage modules it imports; with `module_level_only` False, imports inside functions count."""
     modules = _modules()
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        top = set()
-        for node in tree.body:  # module level only: what runs at import time
+        nodes = tree.body if module_level_only else list(ast.walk(tree))
+        found = set()
+        for node in nodes:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
-                top |= {i for i in _imports_of(node, name, path) if i in modules}
-        graph[name] = top - {name}
+                found |= {i for i in _imports_of(node, name, path, modules) if i in modules}
+        graph[name] = found - {name}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     seen, stack, cycles = set(), [], []
 
     def visit(node: str) -> None:
@@ -89,16 +99,85 @@ def test_no_import_cycle_between_modules_at_import_time():
             return
         seen.add(node)
         stack.append(node)
-        for nxt in graph.get(node, ()):
+        for nxt in sorted(graph.get(node, ())):
             visit(nxt)
         stack.pop()
 
-    for node in graph:
+    for node in sorted(graph):
         visit(node)
+    return cycles
+
+
+def test_no_import_cycle_between_modules_at_import_time():
+    assert not _cycles(_graph(module_level_only=True))
+
+
+def test_no_import_cycle_counting_imports_inside_functions():
+    """A lazy import is still a dependency: two modules that import each other inside functions are one module
+    in two files. A package's __init__ counts as importing what it imports; a module does not depend on its
+    package's __init__ merely by being inside it (Python runs it, but only for the names it defines)."""
+    graph = _graph(module_level_only=False)
+    cycles = _cycles(graph)
     assert not cycles, cycles[:3]
 
 
-def _imports_of(node, module: str, path: Path) -> set[str]:
+def test_the_cycle_check_sees_imports_inside_functions():
+    graph = {"a": {"b"}, "b": {"a"}}
+    assert _cycles(graph) == [["a", "b", "a"]]
+    path = ROOT / "action" / "context.py"
+    lazy = _graph(module_level_only=False)["triage.action.context"] - _graph(module_level_only=True)[
+        "triage.action.context"]
+    assert "triage.service.triager" in lazy, (path, lazy)  # imported inside a function only
+
+
+def _may_import(path: Path) -> list[str] | None:
+    """The backticked `triage...` names in the module docstring's "May import:" paragraph (None without one)."""
+    doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+    if "May import" not in doc:
+        return None
+    paragraph = doc[doc.index("May import"):].split("\n\n")[0]
+    return re.findall(r"`(triage[\w.]*(?:\.\*)?)`", paragraph)
+
+
+def _covered(imported: str, allowed: list[str]) -> bool:
+    for name in allowed:
+        base = name[:-2] if name.endswith(".*") else name
+        if imported == base or imported.startswith(base + "."):
+            return True
+    return False
+
+
+def test_may_import_lines_are_true():
+    """Where a module's docstring says what it may import, every triage module it imports (inside functions too)
+    is named there (a name covers its sub-modules; `pkg.*` covers the package's modules)."""
+    modules = _modules()
+    problems, checked = [], 0
+    for name, path in modules.items():
+        allowed = _may_import(path)
+        if allowed is None:
+            continue
+        checked += 1
+        own = name if path.name == "__init__.py" else None  # a package's __init__ may import its own modules
+        for imported in _all_imports(name, path, modules):
+            if own and imported.startswith(own + "."):
+                continue
+            if not _covered(imported, allowed):
+                problems.append(f"{name} imports {imported}; its docstring allows {allowed}")
+    assert checked > 40
+    assert not problems, problems
+
+
+def _all_imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for imported in _imports_of(node, name, path, modules):
+                if imported in modules:
+                    found.add(imported)
+    return found - {name}
+
+
+def _imports_of(node, module: str, path: Path, modules: dict | None = None) -> set[str]:
     tmp = ast.Module(body=[node], type_ignores=[])
     found = set()
     package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
@@ -109,8 +188,12 @@ def _imports_of(node, module: str, path: Path) -> set[str]:
             base = sub.module or ""
             if sub.level:
                 base = ".".join(package.split(".")[: len(package.split(".")) - sub.level + 1] + ([base] if base else []))
-            found.add(base)
-            found |= {f"{base}.{a.name}" for a in sub.names}
+            names = {f"{base}.{a.name}" for a in sub.names}
+            # `from pkg import submodule` depends on the submodule; the package's __init__ runs first whatever
+            # one imports from inside it, so it is not a dependency of its own (else every package is a cycle).
+            if not modules or not names <= set(modules):
+                found.add(base)
+            found |= names
     return found
 
 

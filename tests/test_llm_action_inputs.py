@@ -36,7 +36,7 @@ def test_bad_model_inputs_fail_in_one_line(inputs, words):
 def test_the_planner_gets_the_mode_and_prices():
     from dataclasses import replace
 
-    from triage.action.planmode import planner_for_settings
+    from triage.action.context import planner_for_settings
     from triage.action.settings import Settings
 
     settings = replace(Settings(repo="o/r", token="t", api_url="https://api.github.com"), planner="llm", llm_provider="anthropic", llm_model="m",

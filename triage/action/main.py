@@ -4,7 +4,8 @@ Exit status: 0 when the run did what it should (including "not for us"), 1 on ba
 nothing written), on an event type the Action is not built for, when any issue failed to triage, or when the
 configured model failed on an issue (its rubric plan was used; one `::error::` per issue says why).
 
-May import: the standard library and `triage.action.*` (which defer everything heavy).
+May import: the standard library, `triage.action.*` (which defer everything heavy), `triage.service.summary`,
+and inside functions `triage.http.errors`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from __future__ import annotations
 import os
 from typing import Mapping
 
-from triage.action.handlers import Result, Run, router
+from triage.action.app import run_event
+from triage.action.context import Result, model_note
+from triage.action.planmode import plans_path, run_apply, run_plan
 from triage.action.report import (Reporter, error_outputs, ignored_outputs, issue_outputs, summary_markdown,
                                   sweep_outputs)
 from triage.service.summary import line_for
@@ -98,29 +101,21 @@ def main(environ: Mapping[str, str] | None = None) -> int:
             raise ActionError("malformed event payload: 'action' must be a string")
         title = f"{event}.{action}" if action else event
         if settings.mode == "apply":  # issues: write, no model credentials: its own event decides, plans propose
-            from triage.action.planmode import plans_path, run_apply
-
             result = run_apply(settings, reporter, plans_path(settings, env), event, action, payload)
             return report_result(result, reporter, f"{title} (apply)")
         if settings.mode == "plan":  # read-only: plan with the configured planner, save the plans, write nothing
-            from triage.action.planmode import plans_path, run_plan
-
             result, count = run_plan(settings, env, reporter, payload, event, action)
             status = report_result(result, reporter, f"{title} (plan)")
             path = plans_path(settings, env)
             reporter.set_outputs({"plans-file": str(path), "plans": path.read_text(encoding="utf-8").strip(),
                                   "planned": str(count)})
             return status
-        run = Run(settings, reporter, payload=payload, environ=env)
-        result = router.dispatch(event, action, run)
-        if run.queue_source and result.kind != "ignored":  # which queue ran, on every run that triaged
-            reporter.notice(f"ptd-triage: {run.queue_source}")
-            result.notes.insert(0, run.queue_source)
-        if run.built_planner is not None:  # built only when an issue was planned
-            from triage.action.planmode import model_note
-
-            note = model_note(run.built_planner)
-            result.notes.extend([note] if note else [])
+        result, context = run_event(settings, reporter, payload, env, event, action)
+        if context is not None and context.queue_source and result.kind != "ignored":  # which queue ran
+            reporter.notice(f"ptd-triage: {context.queue_source}")
+            result.notes.insert(0, context.queue_source)
+        note = model_note(context.planner) if context is not None else None
+        result.notes.extend([note] if note else [])
         return report_result(result, reporter, title)
     except ActionError as exc:
         return fail(reporter, str(exc))

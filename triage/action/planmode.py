@@ -16,7 +16,8 @@
 
 `triage.action.main` chooses the mode; this module holds what the two split modes do.
 
-May import: the standard library, `triage.action.*`, and lazily `triage.planners`, `triage.service`.
+May import: the standard library, `triage.action.*`, and inside functions `triage.planners.replay`,
+`triage.service.cutoff`, `triage.service.triager`.
 """
 from __future__ import annotations
 
@@ -24,56 +25,12 @@ import json
 from pathlib import Path
 from typing import Any, Mapping
 
-from triage.action.handlers import Result, Run, router
+from triage.action.app import run_event
+from triage.action.context import Context, Result, build_context, model_note, planner_for_settings, with_planner
 from triage.action.report import Reporter
 from triage.action.settings import ActionError, Settings
 
 DEFAULT_PLANS_FILE = "ptd-triage-plans.json"
-
-
-def planner_for_settings(settings: Settings, environ: Mapping[str, str]):
-    """The planner the inputs name, with the llm-* inputs; ActionError (one line) when it cannot be built."""
-    from triage.planners import UnknownPlanner, get_planner
-
-    if settings.planner == "rubric":
-        return get_planner("rubric")
-    from triage.llm.errors import LLMError
-
-    try:
-        if settings.planner not in ("llm", "hybrid"):
-            return get_planner(settings.planner)  # raises UnknownPlanner, or a fork's own planner
-        return get_planner(settings.planner, client=model_client(settings, environ))
-    except UnknownPlanner as exc:
-        raise ActionError(f"input planner: {exc}") from None
-    except LLMError as exc:
-        raise ActionError(f"input planner {settings.planner}: {exc}") from None
-
-
-def model_client(settings: Settings, environ: Mapping[str, str]):
-    """The model client the llm-* inputs describe (LLMError when they do not make one)."""
-    from triage.llm.client import LLMClient, config_from_environ
-    from triage.llm.pricing import Prices
-
-    config = config_from_environ(
-        environ, provider=settings.llm_provider, model=settings.llm_model, base_url=settings.llm_base_url or None,
-        api_key=settings.llm_api_key or None, max_calls=settings.llm_max_calls, timeout=settings.llm_timeout,
-        output_mode=settings.llm_output_mode, prices=Prices(*settings.llm_prices) if settings.llm_prices else None)
-    return LLMClient(config, environ=environ)
-
-
-def model_note(planner) -> str | None:
-    """One line for the summary when a model planner ran: calls, tokens, and the estimated cost when both
-    llm-price-* inputs are given (else says how to get one)."""
-    consultant = getattr(planner, "consultant", None)
-    if consultant is None or not consultant.issues_asked:
-        return None
-    from triage.llm.pricing import format_usd
-
-    t = consultant.usage_totals()
-    cost = (f"estimated cost {format_usd(t['cost_usd'])}" if t["cost_usd"] is not None
-            else "no cost estimate (set llm-price-input and llm-price-output)")
-    return (f"model: asked on {t['issues_asked']} issue(s), {t['calls']} call(s), {t['input_tokens']} input + "
-            f"{t['output_tokens']} output tokens, {cost}; fell back to the rubric on {t['fallbacks']}")
 
 
 def plans_path(settings: Settings, environ: Mapping[str, str]) -> Path:
@@ -99,8 +56,7 @@ def run_plan(settings: Settings, environ: Mapping[str, str], reporter: Reporter,
 
     planner = planner_for_settings(settings, environ)
     settings = replace(settings, dry_run=True)  # the plan job never writes to GitHub, whatever its token may do
-    run = Run(settings, reporter, planner=planner, payload=payload, client=client, environ=environ)
-    result = router.dispatch(event, action, run)
+    result, _ = run_event(settings, reporter, payload, environ, event, action, client=client, planner=planner)
     note = model_note(planner)
     if note:
         result.notes.append(note)
@@ -143,12 +99,15 @@ def run_apply(settings: Settings, reporter: Reporter, path: Path, event: str, ac
     if saved["repo"] and saved["repo"] != settings.repo:
         raise ActionError(f"{path}: the plans are for {saved['repo']}, not {settings.repo}")
     plans = saved["plans"]
-    run = Run(settings, reporter, planner=ReplayPlanner(plans), client=client, payload=payload,
-              precheck=stale_check(saved["updated_at"]))
+    planner, precheck = ReplayPlanner(plans), stale_check(saved["updated_at"])
     note = f"apply mode: {len(plans)} saved plan(s) from {path}"
     if is_sweep_event(event, settings):
-        return _apply_as_sweep(run, plans, note)
-    result = router.dispatch(event, action, run)  # the event decides the issue and whether it is forced
+        context = with_planner(build_context(settings, reporter, payload, client=client), planner,
+                               precheck=_with_not_before(settings, precheck))
+        return _apply_as_sweep(context, plans, note)
+    # the event decides the issue and whether it is forced
+    result, _ = run_event(settings, reporter, payload, {}, event, action, client=client, planner=planner,
+                          precheck=precheck)
     touched = {item.number for item in result.results}
     others = sorted(set(plans) - touched)
     if others:
@@ -159,20 +118,26 @@ def run_apply(settings: Settings, reporter: Reporter, path: Path, event: str, ac
     return result
 
 
-def _apply_as_sweep(run: Run, plans: Mapping[int, Any], note: str) -> Result:
+def _with_not_before(settings: Settings, check):
+    """The sweep's search leaves out issues created before not-before (mode skip); the apply run reads each issue,
+    so it checks here."""
+    from triage.service.cutoff import created_before
+
+    skip_before = settings.not_before if settings.not_before and settings.not_before_mode == "skip" else None
+    if not skip_before:
+        return check
+    return lambda number, issue: (
+        f"created before not-before ({skip_before}): not triaged" if created_before(dict(issue), skip_before)
+        else check(number, issue) if check else None)
+
+
+def _apply_as_sweep(run: Context, plans: Mapping[int, Any], note: str) -> Result:
     """A sweep's apply run: the saved plans under the sweep's own rules (never forced; in the queue, open, not
     processed, not waiting for a person, not updated in the last minutes, not-before), at most `max-issues`."""
-    from triage.service.cutoff import created_before
     from triage.service.triager import SweepResult
 
     s = run.settings
-    skip_before = s.not_before if s.not_before and s.not_before_mode == "skip" else None
     labels_only = s.not_before if s.not_before and s.not_before_mode != "skip" else None
-    if skip_before:  # the sweep's search leaves these out; the apply run reads each issue, so it checks here
-        check = run.precheck
-        run.precheck = lambda number, issue: (
-            f"created before not-before ({skip_before}): not triaged" if created_before(dict(issue), skip_before)
-            else check(number, issue) if check else None)
     numbers = list(plans)[:s.max_issues]
     sweep = SweepResult(query=f"apply the saved plans ({note})", found=len(plans))
     sweep.left = len(plans) - len(numbers)

@@ -9,7 +9,7 @@ a human?) is a fact about labels, never a judgement. Anything that goes wrong (t
 provider, the budget, the prompt template, an answer that still does not conform) gives the rubric's whole plan
 and a reason saying so: never a partial plan. Whatever comes out, `plan_issue` passes it through the policy.
 
-May import: the standard library, `triage.config`, `triage.core`, `triage.planners.rubric`, `triage.llm`
+May import: the standard library, `triage.config`, `triage.core`, `triage.planners.rubric`, `triage.llm`, `triage.http.errors`
 (`triage.llm.client` only through a client object handed in, or lazily in `planner_from_options`).
 """
 from __future__ import annotations

@@ -20,7 +20,7 @@ What a non-forced run leaves alone, and why: an issue waiting for a person (a hi
 across sweeps, late events and re-runs until a person removes the review label, adds the marker or re-triages);
 in a sweep, an issue updated in the last `recent_seconds` (its own event run is about to take it or is taking it).
 
-May import: the standard library, `triage.config`, `triage.core`, `triage.planners`, `triage.http.errors`,
+May import: the standard library, `triage.config`, `triage.core`, `triage.planners`, `triage.http.errors`, `triage.github.names`,
 `triage.service.*`. The GitHub client is passed in.
 """
 

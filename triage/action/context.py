@@ -1,0 +1,220 @@
+"""What one run of the Action works with, built explicitly before a handler runs: the settings, the event's
+payload, the GitHub client, the configuration bundle (the repository's config file is read here, once), the
+planner the inputs name and the triage service over them. Nothing here is a lazy property: a handler gets a
+`Context` that is complete, and whatever reaches the network did so in `build_context`, in plain sight.
+
+Also the handlers' common result (`Result`) and the planner/model pieces the plan/apply split reuses.
+
+May import: the standard library, `triage.action.settings`, `triage.action.report`, `triage.core.snapshot`,
+and inside functions (cold start: most events are not for us) `triage.config`, `triage.github.client`,
+`triage.http.errors`, `triage.llm`, `triage.planners`, `triage.service`.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping
+
+from triage.action.report import Reporter
+from triage.action.settings import ActionError, Settings
+from triage.core.snapshot import InputError, IssueSnapshot, snapshot_from_json
+
+
+@dataclass
+class Result:
+    kind: str  # "ignored" | "issue" | "sweep"
+    issue: Any = None  # triage.service.triager.IssueResult
+    sweep: Any = None  # triage.service.triager.SweepResult
+    why: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def results(self) -> list:
+        if self.kind == "issue":
+            return [self.issue]
+        return list(self.sweep.results) if self.sweep is not None else []
+
+    @property
+    def failed(self) -> list:
+        return [r for r in self.results if r.error]
+
+
+def ignored(why: str) -> Result:
+    return Result("ignored", why=why)
+
+
+@dataclass(frozen=True)
+class Event:
+    """What a router's cheap check sees: the settings and the payload, nothing read from GitHub."""
+
+    name: str
+    action: str | None
+    settings: Settings
+    payload: Mapping[str, Any]
+
+    def issue(self) -> IssueSnapshot:
+        return issue_from_payload(self.payload)
+
+
+@dataclass
+class Context:
+    """One run, complete: what the handlers share."""
+
+    settings: Settings
+    reporter: Reporter
+    payload: Mapping[str, Any]
+    client: Any  # triage.github.client.GitHubClient (or a test's stand-in)
+    bundle: Any  # triage.config.bundle.Bundle
+    planner: Any = None  # None for a route that plans nothing (labels-sync)
+    triager: Any = None  # triage.service.triager.Triager, over the planner
+    queue_source: str = ""  # which queue this run uses (said loudly on every run that triaged)
+
+    @property
+    def queue_label(self) -> str:
+        return queue_label_of(self.settings, self.bundle)
+
+    @property
+    def command(self) -> str:
+        return self.bundle.command  # issue 9: the command word is configuration (rubric `command:`)
+
+
+def queue_label_of(settings: Settings, bundle) -> str:
+    return settings.queue_label or bundle.labels.queue_label
+
+
+def issue_from_payload(payload: Mapping[str, Any]) -> IssueSnapshot:
+    try:
+        return snapshot_from_json(dict(payload))
+    except InputError as exc:
+        raise ActionError(f"malformed event payload: {exc}") from None
+
+
+def build_context(settings: Settings, reporter: Reporter, payload: Mapping[str, Any], *,
+                  client: Any = None) -> Context:
+    """The client and the bundle (one contents request when the `config` input names a file); ActionError (one
+    line) when the configuration is bad. No planner yet: see `with_planner`."""
+    client = client if client is not None else github_client(settings)
+    bundle, source = load_bundle(settings, client)
+    return Context(settings, reporter, payload, client, bundle, queue_source=source)
+
+
+def with_planner(context: Context, planner: Any, *, precheck=None) -> Context:
+    """The context of a route that plans: the planner and the triage service over it (with the apply mode's own
+    `precheck` on each issue, triage.action.planmode)."""
+    s = context.settings
+    triager = triager_for(s, context.client, context.bundle, planner, precheck=precheck)
+    return replace(context, planner=planner, triager=triager)
+
+
+def github_client(settings: Settings):
+    from triage.github.client import GitHubClient  # requests: only when we are going to talk to GitHub
+
+    cap = settings.max_backoff
+    sleep = time.sleep if cap is None else (lambda seconds: time.sleep(min(seconds, cap)))
+    return GitHubClient(settings.token, settings.api_url, sleep=sleep)
+
+
+def load_bundle(settings: Settings, client):
+    """(bundle, which queue it is). Opt-in (the `config` input names a file, e.g. .github/ptd-triage.yml, or a
+    queue folder ending in "/"): a repository that does not use one pays no API call for it on every event. Read
+    from the default branch, layered and validated as a whole: the base <- the repository's configuration <- the
+    Action's rubric/labels/templates inputs."""
+    from triage.config.bundle import ConfigError, compile_sources
+    from triage.config.remote import read_queue
+    from triage.config.repo import describe_source, load_repo_bundle, precheck_inputs, sources_for
+
+    s = settings
+    explicit = dict(rubric=s.rubric or None, labels=s.labels or None, templates=s.templates or None)
+    try:
+        precheck_inputs(**explicit)
+        path = "" if s.config in ("", "none") else s.config
+        if not path:
+            return load_repo_bundle(None, **explicit), describe_source(None, **explicit)
+        sources, source = read_queue(ContentsReader(client), s.repo, path)
+        if any(explicit.values()):
+            sources = sources_for(None, base=sources, **explicit)
+            source += " (with the rubric/labels/templates inputs over it)"
+        return compile_sources(sources), source
+    except (ConfigError, ValueError) as exc:
+        raise ActionError(str(exc)) from None
+
+
+class ContentsReader:
+    """The configuration `Reader` (triage.config.remote) over the contents API, default branch only; what cannot
+    be read (no permission, a damaged answer, not text) is a ConfigError naming it."""
+
+    def __init__(self, client) -> None:
+        self.client = client
+
+    def file(self, repo: str, path: str) -> str | None:
+        from triage.config.bundle import ConfigError
+        from triage.http.errors import HTTPError
+
+        try:
+            return self.client.get_contents(repo, path)
+        except (HTTPError, ValueError) as exc:
+            hint = "; end the `config` path with \"/\" to read a queue folder" if "is a directory" in str(exc) else ""
+            raise ConfigError(f"{repo}:{path}: cannot be read: {exc}{hint}") from None
+
+    def listing(self, repo: str, path: str) -> list[tuple[str, str]] | None:
+        from triage.config.bundle import ConfigError
+        from triage.http.errors import HTTPError
+
+        try:
+            return self.client.list_directory(repo, path)
+        except (HTTPError, ValueError) as exc:
+            raise ConfigError(f"{repo}:{path}/: cannot be read: {exc}") from None
+
+
+def triager_for(settings: Settings, client, bundle, planner, *, precheck=None):
+    from triage.service.triager import Triager
+
+    return Triager(client, bundle, repo=settings.repo, queue_label=queue_label_of(settings, bundle),
+                   planner=planner, dry_run=settings.dry_run, own_logins=(settings.bot_login,),
+                   issue_seconds=settings.issue_seconds, not_before=settings.not_before,
+                   not_before_mode=settings.not_before_mode, precheck=precheck)
+
+
+def planner_for_settings(settings: Settings, environ: Mapping[str, str]):
+    """The planner the inputs name, with the llm-* inputs; ActionError (one line) when it cannot be built."""
+    from triage.planners import UnknownPlanner, get_planner
+
+    if settings.planner == "rubric":
+        return get_planner("rubric")
+    from triage.llm.errors import LLMError
+
+    try:
+        if settings.planner not in ("llm", "hybrid"):
+            return get_planner(settings.planner)  # raises UnknownPlanner, or a fork's own planner
+        return get_planner(settings.planner, client=model_client(settings, environ))
+    except UnknownPlanner as exc:
+        raise ActionError(f"input planner: {exc}") from None
+    except LLMError as exc:
+        raise ActionError(f"input planner {settings.planner}: {exc}") from None
+
+
+def model_client(settings: Settings, environ: Mapping[str, str]):
+    """The model client the llm-* inputs describe (LLMError when they do not make one)."""
+    from triage.llm.client import LLMClient, config_from_environ
+    from triage.llm.pricing import Prices
+
+    config = config_from_environ(
+        environ, provider=settings.llm_provider, model=settings.llm_model, base_url=settings.llm_base_url or None,
+        api_key=settings.llm_api_key or None, max_calls=settings.llm_max_calls, timeout=settings.llm_timeout,
+        output_mode=settings.llm_output_mode, prices=Prices(*settings.llm_prices) if settings.llm_prices else None)
+    return LLMClient(config, environ=environ)
+
+
+def model_note(planner) -> str | None:
+    """One line for the summary when a model planner ran: calls, tokens, and the estimated cost when both
+    llm-price-* inputs are given (else says how to get one)."""
+    consultant = getattr(planner, "consultant", None)
+    if consultant is None or not consultant.issues_asked:
+        return None
+    from triage.llm.pricing import format_usd
+
+    t = consultant.usage_totals()
+    cost = (f"estimated cost {format_usd(t['cost_usd'])}" if t["cost_usd"] is not None
+            else "no cost estimate (set llm-price-input and llm-price-output)")
+    return (f"model: asked on {t['issues_asked']} issue(s), {t['calls']} call(s), {t['input_tokens']} input + "
+            f"{t['output_tokens']} output tokens, {cost}; fell back to the rubric on {t['fallbacks']}")

@@ -1,0 +1,91 @@
+"""The re-triage command: a comment whose line is the configured command word, by someone with triage rights,
+re-triages the issue (forced). The cheap check answers most comments from the payload alone: a pull request, a
+bot's comment, a comment with no line starting with "/" needs neither the configuration nor a request.
+
+May import: `triage.action.command`, `triage.action.context`, `triage.action.routing`, `triage.action.settings`,
+`triage.action.routers.*`, and inside functions `triage.http.errors`.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from triage.action.command import has_command, is_bot, role_allows_retriage
+from triage.action.context import Context, Event, Result, ignored, issue_from_payload
+from triage.action.routers.common import triage_issue
+from triage.action.routing import Router
+from triage.action.settings import ActionError
+
+OWN_COMMENT_MARK = "<!-- ptd-triage:"  # every comment we post carries it (triage.config.templates.comment_marker)
+
+router = Router()
+
+
+def _comment(payload: Mapping[str, Any]) -> dict:
+    comment = payload.get("comment")
+    if not isinstance(comment, dict) or not isinstance(comment.get("user"), dict) \
+            or not isinstance(comment.get("id"), int):
+        raise ActionError("malformed event payload: issue_comment without comment.id and comment.user")
+    return comment
+
+
+def _body(comment: dict) -> str:
+    return comment.get("body") if isinstance(comment.get("body"), str) else ""
+
+
+def _check(event: Event) -> Result | None:
+    comment = _comment(event.payload)
+    body = _body(comment)
+    snapshot = event.issue()
+    login = str(comment["user"].get("login") or "")
+    if snapshot.is_pull_request:
+        return ignored(f"comment on pull request #{snapshot.number}: ptd-triage only triages issues")
+    if is_bot(comment["user"]) or OWN_COMMENT_MARK in body:
+        return ignored(f"comment by bot {login!r} (bots, including ptd-triage, cannot run commands)")
+    if not may_hold_a_command(body):  # most comments: no line starts with "/", so no config read, no scan
+        return ignored("comment has no command line (no line starts with '/')")
+    return None
+
+
+def _configured(context: Context) -> Result | None:
+    body = _body(_comment(context.payload))
+    snapshot = issue_from_payload(context.payload)
+    word = context.command
+    if word not in body:
+        return ignored(f"comment has no line '{word}'")
+    if not snapshot.has_label(context.queue_label):
+        return ignored(f"{word} on #{snapshot.number}, which does not have the queue label {context.queue_label!r}")
+    if not has_command(body, word):
+        return ignored(f"comment on #{snapshot.number} has no line '{word}'")
+    return None
+
+
+@router.on("issue_comment.created", check=_check, configured=_configured)
+def on_comment_created(context: Context) -> Result:
+    comment = _comment(context.payload)
+    number = issue_from_payload(context.payload).number
+    login = str(comment["user"].get("login") or "")
+    word = context.command
+    allowed, role = role_allows_retriage(permission_of(context, login))
+    if not allowed:
+        return ignored(f"{word} by {login!r}, whose role is {role!r}; "
+                       f"it needs triage, write, maintain or admin. Nothing written.")
+    if not context.settings.dry_run:
+        context.client.add_reaction(context.settings.repo, comment["id"], "eyes")  # acknowledge before working
+    result = triage_issue(context, number, force=True)
+    result.notes.append(f"{word} by {login} ({role})")
+    return result
+
+
+def may_hold_a_command(body: str) -> bool:
+    """Cheap and linear: a command is a line of its own that starts with "/" (the configuration's command word
+    always does), so a comment with no such line needs neither the configuration nor the markdown scanner."""
+    return any(line.lstrip(" \t").startswith("/") for line in body[:65536].splitlines())
+
+
+def permission_of(context: Context, login: str) -> Mapping[str, Any]:
+    from triage.http.errors import NotFound
+
+    try:
+        return context.client.get_permission(context.settings.repo, login)
+    except NotFound:  # not a collaborator GitHub knows of: no role at all
+        return {"permission": "none", "role_name": "none"}

@@ -1,0 +1,57 @@
+"""The queue label: an issue labelled with it, or opened/reopened carrying it, is triaged.
+
+May import: `triage.action.context`, `triage.action.routing`, `triage.action.settings`, `triage.action.routers.*`.
+"""
+from __future__ import annotations
+
+from triage.action.context import Context, Event, Result, ignored, issue_from_payload
+from triage.action.routers.common import triage_issue
+from triage.action.routing import Router
+from triage.action.settings import ActionError
+
+router = Router()
+
+
+def _label_name(payload) -> str:
+    label = payload.get("label")
+    if not isinstance(label, dict) or not isinstance(label.get("name"), str):
+        raise ActionError("malformed event payload: issues.labeled without label.name")
+    return label["name"]
+
+
+def _check_labeled(event: Event) -> Result | None:
+    event.issue()  # a malformed payload fails before anything is read
+    name = _label_name(event.payload)
+    wanted = event.settings.queue_label  # when the input names it, no configuration is needed to say "not ours"
+    if wanted and name != wanted:
+        return ignored(f"label {name!r} is not the queue label {wanted!r}")
+    return None
+
+
+def _configured_labeled(context: Context) -> Result | None:
+    name = _label_name(context.payload)
+    if name != context.queue_label:
+        return ignored(f"label {name!r} is not the queue label {context.queue_label!r}")
+    return None
+
+
+@router.on("issues.labeled", check=_check_labeled, configured=_configured_labeled)
+def on_issue_labeled(context: Context) -> Result:
+    return triage_issue(context, issue_from_payload(context.payload).number)
+
+
+def _check_opened(event: Event) -> Result | None:
+    event.issue()  # a malformed payload fails before anything is read
+    return None
+
+
+def _configured_opened(context: Context) -> Result | None:
+    snapshot = issue_from_payload(context.payload)
+    if not snapshot.has_label(context.queue_label):
+        return ignored(f"issue #{snapshot.number} does not have the queue label {context.queue_label!r}")
+    return None
+
+
+@router.on("issues.opened", "issues.reopened", check=_check_opened, configured=_configured_opened)
+def on_issue_opened(context: Context) -> Result:
+    return triage_issue(context, issue_from_payload(context.payload).number)

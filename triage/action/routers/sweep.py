@@ -1,0 +1,52 @@
+"""The sweep and the manual run: `schedule` sweeps the queue; `workflow_dispatch` triages the issue its
+`issue-number` input names (forced with `force`), or sweeps when it names none.
+
+May import: `triage.action.context`, `triage.action.routing`, `triage.action.settings`, `triage.action.routers.*`,
+and inside functions `triage.service.summary`.
+"""
+from __future__ import annotations
+
+from triage.action.context import Context, Event, Result, ignored
+from triage.action.routers.common import triage_issue
+from triage.action.routers.labels_sync import TASK
+from triage.action.routing import Router
+from triage.action.settings import ActionError
+
+router = Router()
+
+
+@router.on("schedule")
+def on_schedule(context: Context) -> Result:
+    return sweep(context)
+
+
+def _check_dispatch(event: Event) -> Result | None:
+    if event.settings.task and event.settings.task != TASK:  # labels-sync has its own route
+        raise ActionError(f"input command must be empty or '{TASK}', got {event.settings.task!r}")
+    return None
+
+
+@router.on("workflow_dispatch", check=_check_dispatch)
+def on_workflow_dispatch(context: Context) -> Result:
+    number = context.settings.issue_number
+    if number is None:
+        return sweep(context)
+    force = context.settings.force
+    result = triage_issue(context, number, force=force, require_queue=not force)
+    if result.issue.left:
+        return ignored(f"#{number}: {result.issue.left}; set the force input to triage it anyway")
+    return result
+
+
+def sweep(context: Context) -> Result:
+    from triage.service.summary import cutoff_line, line_for
+
+    s = context.settings
+    done = context.triager.sweep(s.max_issues, seconds=s.sweep_seconds,
+                                 on_result=lambda r: context.reporter.info(line_for(r)))
+    notes = [f"query: {done.query}", f"budget: {s.max_issues} issues"]
+    if done.not_before:
+        notes.append(cutoff_line(done))
+    if done.stopped:
+        notes.append(f"stopped early: {done.stopped}")
+    return Result("sweep", sweep=done, notes=notes)

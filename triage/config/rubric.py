@@ -18,7 +18,9 @@ from jsonschema import Draft202012Validator
 from triage.config.safe_yaml import DocumentError, load_yaml
 from triage.config.words import canonical
 
+from triage.text.frames import Frame, compile_frame, compile_slots
 from triage.text.matching import PatternError, Signal, compile_pattern, compile_signal
+from triage.text.patterns import Pattern
 
 DEFAULT_COMMAND = "/ptd-retriage"
 DEFAULT_COMMENT_TEMPLATES = {"not_distributed": "not_distributed", "needs_reproduction": "needs_distributed_reproduction"}
@@ -51,6 +53,7 @@ class Criterion:
     name: str
     description: str
     signals: tuple[Signal, ...]
+    frames: tuple[Frame, ...] = ()  # co-occurrence of slot classes in one sentence (`triage.text.frames`)
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,8 @@ class HighPriority:
     criteria: tuple[Criterion, ...]
     counter: tuple[Signal, ...] = ()
     request_weight: float = 0.0
+    slots: dict[str, Pattern] = field(default_factory=dict)  # the frames' vocabulary: slot name -> pattern
+    counter_frames: tuple[Frame, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -166,16 +171,36 @@ def compile_rubric(data: object, path: str) -> Rubric:
     def check(raw: dict, where: str) -> Check:
         return Check(float(raw["min_score"]), signals(raw["signals"], where))
 
+    def frames(raw: list[dict], slots: dict, where: str) -> tuple[Frame, ...]:
+        out = []
+        for item in raw:
+            if item["id"] in seen:
+                raise RubricError(f"{path}: signal id '{item['id']}' is used twice (ids must be unique)")
+            seen.add(item["id"])
+            try:
+                out.append(compile_frame(item, slots, where=f"{path}: {where}"))
+            except ValueError as exc:
+                raise RubricError(str(exc)) from None
+        return tuple(out)
+
     def high_priority(raw: dict) -> HighPriority:
         counter = raw.get("counter_evidence", {})
+        try:
+            slots = compile_slots(raw.get("slots", {}), where=f"{path}: high_priority/slots")
+        except PatternError as exc:
+            raise RubricError(str(exc)) from None
+        where = "high_priority/criteria/"
         return HighPriority(
             threshold=float(raw["threshold"]),
             criteria=tuple(
-                Criterion(name, spec.get("description", ""), signals(spec["signals"], f"high_priority/criteria/{name}"))
+                Criterion(name, spec.get("description", ""), signals(spec.get("signals", []), where + name),
+                          frames(spec.get("frames", []), slots, where + name))
                 for name, spec in raw["criteria"].items()
             ),
             counter=signals(counter.get("signals", []), "high_priority/counter_evidence"),
             request_weight=float(counter.get("request_weight", 0)),
+            slots=slots,
+            counter_frames=frames(counter.get("frames", []), slots, "high_priority/counter_evidence"),
         )
 
     topics = tuple(

@@ -21,6 +21,7 @@ from triage.config.names import LABEL_NAME_PATTERN, RESERVED_LABELS, label_name_
 from triage.config.source import Located
 from triage.config.words import canonical
 from triage.config.templates import SUFFIX, TemplatesError, build_templates
+from triage.text.frames import compile_slots
 from triage.text.matching import PatternError, compile_signal
 from triage.text.patterns import compile_pattern
 
@@ -84,6 +85,30 @@ def _signal_lists(data: dict):
     yield ("reproduction", "signals"), data.get("reproduction", {}).get("signals", [])
 
 
+def _frame_problems(rubric: Located, seen: dict[str, tuple]) -> list[Problem]:
+    """Step 5's slot vocabulary compiles under RE2, and every frame names defined slots with a unique id."""
+    hp = rubric.data.get("high_priority", {})
+    problems, slots = [], {}
+    for name, source in hp.get("slots", {}).items():
+        try:
+            slots[name] = compile_slots({name: source}, where="high_priority/slots")[name]
+        except PatternError as exc:
+            problems.append(_at(rubric, ("high_priority", "slots", name), str(exc)))
+    lists = [(("high_priority", "criteria", name, "frames"), c.get("frames", []))
+             for name, c in hp.get("criteria", {}).items()]
+    lists.append((("high_priority", "counter_evidence", "frames"), hp.get("counter_evidence", {}).get("frames", [])))
+    for path, frames in lists:
+        for i, raw in enumerate(frames):
+            if raw["id"] in seen:
+                problems.append(_at(rubric, path + (i, "id"), f"signal id '{raw['id']}' is used twice (ids must be unique)"))
+            seen.setdefault(raw["id"], path + (i,))
+            missing = [s for s in [*raw["all"], *raw.get("none", []), *raw.get("none_in_issue", [])] if s not in hp.get("slots", {})]
+            if missing:
+                problems.append(_at(rubric, path + (i,), f"frame '{raw['id']}' names slot '{missing[0]}', "
+                                                         "which high_priority.slots does not define"))
+    return problems
+
+
 def floor_problems(labels: Located) -> list[Problem]:
     """The procedure's floor, which no configuration lowers: `forbidden` keeps every reserved label (an empty or
     partial list is refused, not silently completed), no reserved or forbidden label is declared as one the bot
@@ -141,6 +166,7 @@ def check(sources: QueueSources) -> list[Problem]:
                 compile_signal(raw, where="/".join(map(str, path)))
             except PatternError as exc:
                 problems.append(_at(rubric, path + (i,), str(exc)))
+    problems += _frame_problems(rubric, seen)
     if r["modules"]["medium"] > r["modules"]["high"]:
         problems.append(_at(rubric, ("modules", "medium"), "modules.medium must not exceed modules.high"))
     problems += [_at(rubric, path, message + _removed_by(sources.rubric, message)) for path, message in route_problems(r)]

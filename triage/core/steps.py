@@ -21,6 +21,7 @@ from triage.config.words import queue_words
 from triage.core.snapshot import IssueSnapshot
 from triage.core.vocab import SKIPPED, Confidence, Distributed, Reproduction, Role, Triaged
 from triage.text.document import Document, build_document
+from triage.text.frames import read_slots, score_frames
 from triage.text.matching import Evidence, score, summarize
 
 
@@ -276,12 +277,16 @@ def step5_high_priority(analysis: Analysis, rubric: Rubric, labels: LabelSet,
     (`StepResult.score`, `Plan.high_priority_score`) so that another threshold can be measured. A flag a person
     already dismissed (they removed the review label the bot had added) is not raised again."""
     hp = rubric.high_priority
+    slots = read_slots(hp.slots, analysis.doc)  # where each slot class occurs, by sentence: read once
     scored = []
     for criterion in hp.criteria:
         points, found = score(criterion.signals, analysis.doc, rubric.locations)
-        scored.append((points, criterion.name, found))
+        framed, framed_ev = score_frames(criterion.frames, slots, rubric.locations)
+        scored.append((points + framed, criterion.name, found + framed_ev))
     best_points, best_name, best_ev = max(scored, key=lambda item: item[0])  # ties: the rubric's order
     against, against_ev = score(hp.counter, analysis.doc, rubric.locations)
+    framed, framed_ev = score_frames(hp.counter_frames, slots, rubric.locations)
+    against, against_ev = against + framed, against_ev + framed_ev
     request = step4_types(analysis, rubric, labels) if hp.request_weight else None
     if request is not None and request.decision != "none":
         against += hp.request_weight

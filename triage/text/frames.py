@@ -1,0 +1,168 @@
+"""Evidence frames: a criterion recognised by slot classes that co-occur within one sentence.
+
+A phrase list recognises the words of the issues it was written from; a frame recognises the shape of a
+statement however it is worded. "Worked in ≤ 2.5", "happens on 1.12.1 but does not occur on 1.9.0" and "after
+upgrading, training fails" are one frame: a *prior version or upgrade* slot and a *worked / since / after* slot
+in the same sentence. Each slot is a class of words (a vocabulary: rubric data, readable by a maintainer); a
+frame names the slots that must all occur in one sentence (`all`), and optionally slots that must not occur in
+that sentence (`none`, e.g. an exception for "silently wrong"), or anywhere in the issue (`none_in_issue`: "the
+job crashes" said of a traceback that ends in a ValueError is a loud failure, not a crash).
+
+Units: every sentence of every location (a sentence ends at `.`/`!`/`?` followed by a space or the end, or at a
+line end), plus the *lead*: the title and the first sentence of the description read as one sentence, because
+reporters split one statement across the two ("FSDP hangs" + "on two nodes, in the first all_gather"). A frame
+scores its weight times its location's weight capped at 1 (the lead weighs as prose), once, where it weighs most.
+
+Cost: each slot is one RE2 scan of each location (linear whatever the pattern, `triage.text.patterns`), skipped
+when its literals do not occur; at most `MAX_HITS` matches of one slot are kept per location, so hostile text
+repeating a word costs a bounded loop. Co-occurrence is a set intersection of sentence numbers per frame.
+
+May import: the standard library and `triage.text` (document, matching, patterns).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass
+
+from triage.text.document import LOCATIONS, Document
+from triage.text.matching import Evidence
+from triage.text.patterns import Pattern, PatternError, compile_pattern, evidence_text
+
+__all__ = ["Frame", "SlotHits", "compile_frame", "compile_slots", "read_slots", "score_frames", "LEAD"]
+
+LEAD = "lead"  # the title + the description's first sentence, one unit; weighs as prose
+MAX_HITS = 2000  # matches of one slot kept per location: real issues have a handful; hostile text, thousands
+
+_BOUNDARY = compile_pattern(r"[.!?]+(?:\s|$)|\n")
+
+
+@dataclass(frozen=True)
+class Frame:
+    id: str
+    needs: tuple[str, ...]  # slots that must all occur in one sentence
+    unless: tuple[str, ...]  # slots that must not occur in that sentence
+    weight: float
+    locations: tuple[str, ...]
+    unless_anywhere: tuple[str, ...] = ()  # slots that must not occur anywhere in the issue
+
+
+def compile_slots(raw: dict[str, str], *, where: str) -> dict[str, Pattern]:
+    """Slot name -> RE2 pattern (case-insensitive: a slot is a vocabulary of words)."""
+    out = {}
+    for name, source in raw.items():
+        try:
+            out[name] = compile_pattern(source, case_sensitive=False)
+        except PatternError as exc:
+            raise PatternError(f"{where}: slot '{name}' has a pattern RE2 cannot run: {exc}") from None
+    return out
+
+
+def compile_frame(raw: dict, slots: dict[str, Pattern], *, where: str) -> Frame:
+    """A frame from its rubric entry; ValueError (one line) when it names a slot that is not defined."""
+    needs, unless, nowhere = tuple(raw["all"]), tuple(raw.get("none", ())), tuple(raw.get("none_in_issue", ()))
+    for name in needs + unless + nowhere:
+        if name not in slots:
+            raise ValueError(f"{where}: frame '{raw['id']}' names slot '{name}', which high_priority.slots does not define")
+    return Frame(raw["id"], needs, unless, float(raw["weight"]), tuple(raw.get("in") or LOCATIONS), nowhere)
+
+
+@dataclass
+class SlotHits:
+    """Per unit location (the document's locations and the lead): slot -> {sentence number: first match text}."""
+
+    hits: dict[str, dict[str, dict[int, str]]]
+
+    def sentences(self, location: str, slot: str) -> dict[int, str]:
+        return self.hits.get(location, {}).get(slot, {})
+
+    def anywhere(self, slot: str) -> bool:
+        return any(slot in found for found in self.hits.values())
+
+
+def _starts(encoded: bytes) -> list[int]:
+    """Byte offsets where each sentence starts (sentence 0 starts at 0)."""
+    starts = [0]
+    for found in _BOUNDARY.regex.finditer(encoded):
+        starts.append(found.end())
+    return starts
+
+
+def _slot_sentences(pattern: Pattern, encoded: bytes, starts: list[int]) -> dict[int, str]:
+    out: dict[int, str] = {}
+    for count, found in enumerate(pattern.regex.finditer(encoded)):
+        if count >= MAX_HITS:
+            break
+        sentence = bisect_right(starts, found.start()) - 1
+        if sentence not in out:
+            out[sentence] = evidence_text(found)
+    return out
+
+
+def _lead(doc: Document) -> bytes:
+    prose = doc.encoded("prose")
+    first = _BOUNDARY.regex.search(prose)
+    head = prose[: first.start()] if first else prose
+    return doc.encoded("title").replace(b"\n", b" ") + b" \xe2\x80\x94 " + head
+
+
+def read_slots(slots: dict[str, Pattern], doc: Document, locations=LOCATIONS) -> SlotHits:
+    """Where each slot occurs, by sentence, in every location (read once per issue, shared by all criteria)."""
+    hits: dict[str, dict[str, dict[int, str]]] = {}
+    units = [(loc, doc.encoded(loc), doc.folded(loc)) for loc in locations if doc.encoded(loc)]
+    if doc.encoded("title") and doc.encoded("prose"):
+        lead = _lead(doc)
+        units.append((LEAD, lead, lead.decode("utf-8", "replace").casefold()))
+    for location, encoded, folded in units:
+        starts = [0] if location == LEAD else _starts(encoded)
+        found = {}
+        for name, pattern in slots.items():
+            if pattern.may_match(folded):
+                sentences = _slot_sentences(pattern, encoded, starts)
+                if sentences:
+                    found[name] = sentences
+        hits[location] = found
+    return SlotHits(hits)
+
+
+def _fires(frame: Frame, hits: SlotHits, location: str) -> str | None:
+    """The evidence ("slot text … slot text") of the first sentence where the frame holds, else None."""
+    per_slot = [hits.sentences(location, name) for name in frame.needs]
+    if not all(per_slot):
+        return None
+    common = set(min(per_slot, key=len))
+    for sentences in per_slot:
+        common &= sentences.keys()
+    for name in frame.unless:
+        common -= hits.sentences(location, name).keys()
+    if not common:
+        return None
+    first = min(common)
+    return " … ".join(sentences[first] for sentences in per_slot)
+
+
+def match_frame(frame: Frame, hits: SlotHits, location_weights: dict[str, float]) -> Evidence | None:
+    """One piece of evidence for a frame: in the location where it weighs most (a frame counts once)."""
+    best: Evidence | None = None
+    if any(hits.anywhere(name) for name in frame.unless_anywhere):
+        return None
+    places = list(frame.locations)
+    if "title" in places or "prose" in places:
+        places.append(LEAD)
+    for location in places:
+        # A frame is a statement: said in the title it is as good as said in prose, not three times better
+        # (so the title's counter-evidence, a question or a test report, still outweighs it); a later comment
+        # weighs less, as everywhere.
+        weight = min(location_weights.get("prose" if location == LEAD else location, 0.0), 1.0)
+        if not weight or (best is not None and frame.weight * weight <= best.points):
+            continue
+        text = _fires(frame, hits, location)
+        if text is not None:
+            best = Evidence(frame.id, "title+prose" if location == LEAD else location, text, frame.weight * weight)
+    return best
+
+
+def score_frames(frames: tuple[Frame, ...], hits: SlotHits,
+                 location_weights: dict[str, float]) -> tuple[float, list[Evidence]]:
+    evidence = [e for e in (match_frame(f, hits, location_weights) for f in frames) if e is not None]
+    return sum(e.points for e in evidence), evidence

@@ -102,7 +102,7 @@ def test_reasons_name_each_step_and_quote_evidence():
 
 
 def test_reasons_for_routed_issue_end_with_stop():
-    plan = plan_for("NCCL watchdog timeout", "Watchdog caught collective operation timeout " + fenced("dist.all_reduce(t)"))
+    plan = plan_for("NCCL watchdog log lines are too verbose", "The watchdog prints a line per collective " + fenced("dist.all_reduce(t)"))
     assert plan.reasons[-1] == "stop: infra owns further triage"
     assert plan.sub_oncall == INFRA
 

@@ -281,8 +281,9 @@ def step5_high_priority(analysis: Analysis, rubric: Rubric, labels: LabelSet,
     scored = []
     for criterion in hp.criteria:
         points, found = score(criterion.signals, analysis.doc, rubric.locations)
+        # Signals and frames read the same statement two ways: the criterion counts the stronger reading, once.
         framed, framed_ev = score_frames(criterion.frames, slots, rubric.locations)
-        scored.append((points + framed, criterion.name, found + framed_ev))
+        scored.append((max(points, framed), criterion.name, found + framed_ev))
     best_points, best_name, best_ev = max(scored, key=lambda item: item[0])  # ties: the rubric's order
     against, against_ev = score(hp.counter, analysis.doc, rubric.locations)
     framed, framed_ev = score_frames(hp.counter_frames, slots, rubric.locations)

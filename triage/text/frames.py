@@ -164,5 +164,8 @@ def match_frame(frame: Frame, hits: SlotHits, location_weights: dict[str, float]
 
 def score_frames(frames: tuple[Frame, ...], hits: SlotHits,
                  location_weights: dict[str, float]) -> tuple[float, list[Evidence]]:
+    """The strongest frame's points (frames of one criterion re-read one statement: they do not add up) and the
+    evidence of every frame that holds. Negative frames (counter-evidence) do add up, like negative signals."""
     evidence = [e for e in (match_frame(f, hits, location_weights) for f in frames) if e is not None]
-    return sum(e.points for e in evidence), evidence
+    positive = [e.points for e in evidence if e.points > 0]
+    return max(positive, default=0.0) + sum(e.points for e in evidence if e.points < 0), evidence

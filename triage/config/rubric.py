@@ -68,6 +68,10 @@ class HighPriority:
     slots: dict[str, Pattern] = field(default_factory=dict)  # the frames' vocabulary: slot name -> pattern
     counter_frames: tuple[Frame, ...] = ()
 
+    @property
+    def frames(self) -> tuple[Frame, ...]:
+        return tuple(f for c in self.criteria for f in c.frames) + self.counter_frames
+
 
 @dataclass(frozen=True)
 class RouteRule:

@@ -21,7 +21,7 @@ from triage.config.words import queue_words
 from triage.core.snapshot import IssueSnapshot
 from triage.core.vocab import SKIPPED, Confidence, Distributed, Reproduction, Role, Triaged
 from triage.text.document import Document, build_document
-from triage.text.frames import read_slots, score_frames
+from triage.text.frames import read_slots, reads, score_frames
 from triage.text.matching import Evidence, score, summarize
 
 
@@ -277,7 +277,7 @@ def step5_high_priority(analysis: Analysis, rubric: Rubric, labels: LabelSet,
     (`StepResult.score`, `Plan.high_priority_score`) so that another threshold can be measured. A flag a person
     already dismissed (they removed the review label the bot had added) is not raised again."""
     hp = rubric.high_priority
-    slots = read_slots(hp.slots, analysis.doc)  # where each slot class occurs, by sentence: read once
+    slots = read_slots(hp.slots, analysis.doc, plan=reads(hp.frames))  # each slot class, by sentence: read once
     scored = []
     for criterion in hp.criteria:
         points, found = score(criterion.signals, analysis.doc, rubric.locations)

@@ -17,19 +17,23 @@ Cost: each slot is one RE2 scan of each location (linear whatever the pattern, `
 when its literals do not occur; at most `MAX_HITS` matches of one slot are kept per location, so hostile text
 repeating a word costs a bounded loop. Co-occurrence is a set intersection of sentence numbers per frame.
 
-May import: the standard library and `triage.text` (document, matching, patterns).
+May import: the standard library, `re2` (google-re2) and `triage.text` (document, matching, patterns).
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
+from functools import lru_cache
 from dataclasses import dataclass
+from typing import Any
+
+import re2
 
 from triage.text.document import LOCATIONS, Document
 from triage.text.matching import Evidence
 from triage.text.patterns import Pattern, PatternError, compile_pattern, evidence_text
 
-__all__ = ["Frame", "SlotHits", "compile_frame", "compile_slots", "read_slots", "score_frames", "LEAD"]
+__all__ = ["Frame", "SlotHits", "compile_frame", "compile_slots", "read_slots", "reads", "score_frames", "LEAD"]
 
 LEAD = "lead"  # the title + the description's first sentence, one unit; weighs as prose
 MAX_HITS = 2000  # matches of one slot kept per location: real issues have a handful; hostile text, thousands
@@ -69,12 +73,17 @@ def compile_frame(raw: dict, slots: dict[str, Pattern], *, where: str) -> Frame:
 
 @dataclass
 class SlotHits:
-    """Per unit location (the document's locations and the lead): slot -> {sentence number: first match text}."""
+    """Per unit location (the document's locations and the lead): slot -> {sentence number: its first match}."""
 
-    hits: dict[str, dict[str, dict[int, str]]]
+    hits: dict[str, dict[str, dict[int, Any]]]
 
-    def sentences(self, location: str, slot: str) -> dict[int, str]:
+    def sentences(self, location: str, slot: str) -> dict[int, Any]:
         return self.hits.get(location, {}).get(slot, {})
+
+    def first(self, location: str, slot: str) -> str | None:
+        """The text of the slot's first match in the location, or None."""
+        found = self.sentences(location, slot)
+        return evidence_text(found[min(found)]) if found else None
 
     def anywhere(self, slot: str) -> bool:
         return any(slot in found for found in self.hits.values())
@@ -88,14 +97,14 @@ def _starts(encoded: bytes) -> list[int]:
     return starts
 
 
-def _slot_sentences(pattern: Pattern, encoded: bytes, starts: list[int]) -> dict[int, str]:
-    out: dict[int, str] = {}
+def _slot_sentences(pattern: Pattern, encoded: bytes, starts: list[int]) -> dict[int, Any]:
+    out: dict[int, Any] = {}
     for count, found in enumerate(pattern.regex.finditer(encoded)):
         if count >= MAX_HITS:
             break
         sentence = bisect_right(starts, found.start()) - 1
         if sentence not in out:
-            out[sentence] = evidence_text(found)
+            out[sentence] = found  # decoded only if quoted as evidence
     return out
 
 
@@ -106,23 +115,78 @@ def _lead(doc: Document) -> bytes:
     return doc.encoded("title").replace(b"\n", b" ") + b" \xe2\x80\x94 " + head
 
 
-def read_slots(slots: dict[str, Pattern], doc: Document, locations=LOCATIONS) -> SlotHits:
-    """Where each slot occurs, by sentence, in every location (read once per issue, shared by all criteria)."""
-    hits: dict[str, dict[str, dict[int, str]]] = {}
+ISSUE_WIDE = tuple(loc for loc in LOCATIONS if loc != "environment")  # "anywhere in the issue" (`none_in_issue`)
+
+
+@lru_cache(maxsize=64)
+def reads(frames: tuple[Frame, ...]) -> dict[str, frozenset[str]]:
+    """Which slot each frame set needs read, and where: slot -> the locations some frame looks for it in. A slot
+    no frame names is not read at all (each read is a scan of the text)."""
+    where: dict[str, set[str]] = {}
+    for f in frames:
+        for name in (*f.needs, *f.unless):
+            where.setdefault(name, set()).update(f.locations)
+        for name in f.unless_anywhere:
+            where.setdefault(name, set()).update(ISSUE_WIDE)
+    return {name: frozenset(locations) for name, locations in where.items()}
+
+
+def read_slots(slots: dict[str, Pattern], doc: Document, locations=LOCATIONS,
+               plan: dict[str, frozenset[str]] | None = None) -> SlotHits:
+    """Where each slot occurs, by sentence (read once per issue, shared by all criteria): every slot in
+    `locations`, or, with a `plan` from `reads`, each named slot where the frames look for it (the lead is read
+    for a slot read in the title or prose)."""
+    if plan is not None:
+        slots = {name: pattern for name, pattern in slots.items() if name in plan}
+        locations = tuple(loc for loc in LOCATIONS if any(loc in where for where in plan.values()))
+    hits: dict[str, dict[str, dict[int, Any]]] = {}
     units = [(loc, doc.encoded(loc), doc.folded(loc)) for loc in locations if doc.encoded(loc)]
     if doc.encoded("title") and doc.encoded("prose"):
         lead = _lead(doc)
         units.append((LEAD, lead, lead.decode("utf-8", "replace").casefold()))
+    screen = _screen(tuple((name, p.source, p.case_sensitive) for name, p in slots.items()))
     for location, encoded, folded in units:
         starts = [0] if location == LEAD else _starts(encoded)
         found = {}
+        present = screen(encoded)
         for name, pattern in slots.items():
-            if pattern.may_match(folded):
+            if plan is not None and not _wanted(plan[name], location):
+                continue
+            if (present is None or name in present) and pattern.may_match(folded):
                 sentences = _slot_sentences(pattern, encoded, starts)
                 if sentences:
                     found[name] = sentences
         hits[location] = found
     return SlotHits(hits)
+
+
+@lru_cache(maxsize=8)
+def _screen(items: tuple[tuple[str, str, bool], ...]):
+    """One RE2 pass that says which slots occur in a text at all (an RE2 set), so that only those are scanned for
+    their positions. Returns a function text -> set of slot names, or None when the set cannot answer (it could
+    not be built, or RE2 gave up on the text: then every slot is scanned, as without it)."""
+    try:
+        options = re2.Options()
+        options.case_sensitive = False
+        options.log_errors = False
+        screen = re2.Set.SearchSet(options)
+        names = []
+        for name, source, case_sensitive in items:
+            screen.Add(("(?m)" if case_sensitive else "(?mi)") + source)
+            names.append(name)
+        screen.Compile()
+    except Exception:  # an optimisation only
+        return lambda text: None
+
+    def present(text: bytes) -> set[str] | None:
+        found = screen.Match(text)
+        return {names[i] for i in found} if found else None  # nothing found: cannot tell "none" from "gave up"
+
+    return present
+
+
+def _wanted(where: frozenset[str], location: str) -> bool:
+    return location in where or (location == LEAD and ("title" in where or "prose" in where))
 
 
 def _fires(frame: Frame, hits: SlotHits, location: str) -> str | None:
@@ -138,7 +202,7 @@ def _fires(frame: Frame, hits: SlotHits, location: str) -> str | None:
     if not common:
         return None
     first = min(common)
-    return " … ".join(sentences[first] for sentences in per_slot)
+    return " … ".join(evidence_text(sentences[first]) for sentences in per_slot)
 
 
 def match_frame(frame: Frame, hits: SlotHits, location_weights: dict[str, float]) -> Evidence | None:

@@ -1,0 +1,91 @@
+"""When the hybrid planner would ask the model, measured on eval datasets with a procedure answer key.
+
+    python bench/hybrid_gate.py                       # ../shared/eval dev + dev2 with their keys
+    python bench/hybrid_gate.py DATA.jsonl KEY.jsonl [DATA KEY ...]
+
+No model is called: the gate (`triage.planners.hybrid.uncertain_steps`) decides from the rubric's plan alone, so
+what it would send is measured exactly. Per dataset and per fixed half (`triage.evaluation.evaluate.half_of`):
+- asked: the share of issues for which the model would be asked anything (any step), and for step 5;
+- step 5 seen: of the key's high-priority issues, the share the rubric flags or the gate sends to the model at
+  step 5 (goal >= 0.95: the gate must not hide a high-priority issue from the model);
+- rubric hp recall (all, and over the key's `sure: high` lines) and false flags, for reference.
+Goals (issue 17): asked <= 0.35, step 5 seen >= 0.95.
+
+Imports: the standard library and the project (`triage`). Nothing here is imported by the package or the tests.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from triage.config.bundle import load_bundle  # noqa: E402
+from triage.evaluation.dataset import read_dataset  # noqa: E402
+from triage.evaluation.evaluate import half_of  # noqa: E402
+from triage.planners import plan_issue  # noqa: E402
+from triage.planners.hybrid import HybridSettings, uncertain_steps  # noqa: E402
+
+SHARED = ROOT.parent / "shared" / "eval"
+DEFAULT = [(SHARED / "dev.jsonl", ROOT / "examples" / "answer-keys" / "distributed-dev.jsonl"),
+           (SHARED / "dev2.jsonl", ROOT / "examples" / "answer-keys" / "distributed-dev2.jsonl")]
+
+
+def _ratio(n: int, d: int) -> str:
+    return f"{n / d:.3f} ({n}/{d})" if d else "n/a"
+
+
+def measure(data: Path, key_path: Path, bundle) -> dict[str, dict[str, int]]:
+    key = {json.loads(line)["id"]: json.loads(line) for line in key_path.read_text(encoding="utf-8").splitlines() if line.strip()}
+    settings = HybridSettings.from_rubric(bundle.rubric)
+    counts: dict[str, dict[str, int]] = {}
+    for row in read_dataset(data):
+        entry = key[row.id]
+        plan = plan_issue(row.snapshot, bundle)
+        take, _ = uncertain_steps(row.snapshot, bundle, plan, settings)
+        flagged = plan.outcome == "high_priority"
+        for half in ("all", half_of(row.id)):
+            c = counts.setdefault(half, dict.fromkeys(
+                ("n", "asked", "asked5", "hp", "seen", "tp", "sure", "sure_tp", "other", "ff"), 0))
+            c["n"] += 1
+            c["asked"] += bool(take)
+            c["asked5"] += 5 in take
+            if entry["high_priority"]:
+                c["hp"] += 1
+                c["tp"] += flagged
+                c["seen"] += flagged or 5 in take
+                if entry.get("sure") == "high":
+                    c["sure"] += 1
+                    c["sure_tp"] += flagged
+            else:
+                c["other"] += 1
+                c["ff"] += flagged
+    return counts
+
+
+def main(argv: list[str]) -> int:
+    pairs = [(Path(a), Path(b)) for a, b in zip(argv[::2], argv[1::2])] if argv else DEFAULT
+    missing = [str(p) for pair in pairs for p in pair if not p.is_file()]
+    if missing:
+        print(f"bench/hybrid_gate.py: not found: {', '.join(missing)}", file=sys.stderr)
+        return 2
+    bundle = load_bundle()
+    print("| dataset | half | asked (any step) | asked at step 5 | step-5 issues seen | rubric hp recall | "
+          "recall, sure: high | false flags |")
+    print("|---|---|---|---|---|---|---|---|")
+    for data, key in pairs:
+        counts = measure(data, key, bundle)
+        for half in ("A", "B", "all"):
+            c = counts.get(half)
+            if c:
+                print(f"| {data.name} | {half} | {_ratio(c['asked'], c['n'])} | {_ratio(c['asked5'], c['n'])} | "
+                      f"{_ratio(c['seen'], c['hp'])} | {_ratio(c['tp'], c['hp'])} | {_ratio(c['sure_tp'], c['sure'])} | "
+                      f"{_ratio(c['ff'], c['other'])} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

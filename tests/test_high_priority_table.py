@@ -1,0 +1,153 @@
+"""Step 5 on invented issues that state a criterion the indirect way reporters do, and controls that must not flag.
+
+Every issue here is invented for this table, in this file's own wording (nothing is copied from a dataset): each
+criterion of the procedure's step 5 stated several ways, mostly without the textbook word (a version comparison
+instead of "regression", a consequence instead of "silent corruption", a stall instead of "hang", a signal or an
+exit code instead of "crash"), and controls that carry the same words but do not meet a criterion: an OOM from a
+bigger batch, a usage error with a clear exception, a disabled test, a question, a request that mentions a crash.
+The rubric (`queues/distributed/rubric.yaml`: `high_priority.slots` and the frames under each criterion) must
+judge every row right, and name the criterion it met.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from engine_helpers import MARKER, REVIEW, fenced, plan_for
+
+SCRIPT = fenced("import torch.distributed as dist\ndist.init_process_group('nccl')\nrun(model)")
+
+# criterion -> [(title, body)], each stating the criterion indirectly.
+MEETS: dict[str, list[tuple[str, str]]] = {
+    "regression": [
+        ("DDP training fails with an NCCL error on torch 2.7",
+         "The same script ran fine on 2.6.0 last week; only the torch version changed.\n" + SCRIPT),
+        ("FSDP2 checkpoint loading raises KeyError",
+         "After upgrading from 2.3 to 2.5, loading the sharded optimizer state raises.\n" + SCRIPT),
+        ("torchrun launch errors on newer builds",
+         "Launching with torchrun used to work in ≤ 2.5; now every launch exits with a rendezvous error.\n" + SCRIPT),
+        ("reduce_scatter rejects bf16 inputs",
+         "This happens on 2.6.0 but does not reproduce on 2.4.1 with an identical environment.\n" + SCRIPT),
+        ("DTensor redistribute broke in the nightly",
+         "Shard(0) to Replicate() raised nothing before; with today's nightly it errors out.\n" + SCRIPT),
+        ("new_group timeout argument refused",
+         "Since 2.2, passing a timeout to new_group fails with an unexpected keyword error.\n" + SCRIPT),
+    ],
+    "silent_correctness": [
+        ("all_gather_into_tensor output scrambled for non-contiguous inputs",
+         "The gathered values come back in the wrong order on rank 2, and no error is raised.\n" + SCRIPT),
+        ("FSDP vs single GPU training",
+         "Training the same model with FSDP and on one GPU should give the same loss, but they are not even close "
+         "after ten steps.\n" + SCRIPT),
+        ("ReduceOp.AVG on gloo",
+         "With the gloo backend every rank's gradients end up summed instead of averaged.\n" + SCRIPT),
+        ("Replicas drift apart under DDP",
+         "Parameters on rank 0 and rank 1 no longer match after a few steps, although DDP should keep them "
+         "in sync.\n" + SCRIPT),
+        ("no_sync context and the last bucket",
+         "Leaving the no_sync context silently drops the gradients of the last bucket.\n" + SCRIPT),
+        ("Partial placement numbers",
+         "The reduced output is completely off compared with computing the same thing locally.\n" + SCRIPT),
+    ],
+    "multinode_hang": [
+        ("Job makes no progress after the first all_to_all on 16 nodes",
+         "Every rank sits at 100% GPU utilisation and nothing is logged.\n" + SCRIPT),
+        ("rank 0 waits forever in barrier when one worker exits early",
+         "The other ranks leave, rank 0 stays.\n" + SCRIPT),
+        ("TCPStore get never returns",
+         "When a late rank sets the key, the get on rank 0 is never answered.\n" + SCRIPT),
+        ("Watchdog metric on our cluster",
+         "Our monitoring shows `allreduce_hang_detected=1` on 4 nodes every night.\n" + SCRIPT),
+        ("First broadcast across machines",
+         "We hit an NCCL timeout during the first broadcast when the job spans two machines.\n" + SCRIPT),
+    ],
+    "crash": [
+        ("Worker exits with code -11 during gradient bucketing", "Only with DDP on 8 GPUs.\n" + SCRIPT),
+        ("Process dies with SIGABRT inside ProcessGroupGloo", "Happens at the end of the epoch.\n" + SCRIPT),
+        ("destroy_process_group at shutdown",
+         "The python process is killed by signal 11 when destroying the process group.\n" + SCRIPT),
+        ("Rank 3 goes away", "torchrun reports exitcode: -6 for rank 3 and tears the job down.\n" + SCRIPT),
+        ("dcp.save then exit", "Every rank segfaults on exit after dcp.save returns.\n" + SCRIPT),
+    ],
+    "checkpoint_corruption": [
+        ("Reloaded DCP checkpoint has the wrong step's weights",
+         "The saved checkpoint holds the values after the optimizer update instead of the ones at the save call.\n"
+         + SCRIPT),
+        ("Resuming from a sharded checkpoint",
+         "Resuming from the sharded checkpoint gives weights that differ from what was saved.\n" + SCRIPT),
+        ("async_save shards", "Some shards of the saved state_dict are all zeros after async_save.\n" + SCRIPT),
+        ("Two ranks write one path", "Checkpoint files come out truncated when two ranks write the same path.\n"
+         + SCRIPT),
+    ],
+    "internal_assert": [
+        ("allgather on gloo",
+         "```\nRuntimeError: false INTERNAL ASSERT FAILED at \"../torch/csrc/distributed/c10d/ProcessGroupGloo.cpp\":"
+         "2101, please report a bug to PyTorch.\n```\n" + SCRIPT),
+        ("INTERNAL ASSERT FAILED in ProcessGroupNCCL during split_group", "Seen on every run.\n" + SCRIPT),
+    ],
+    "many_users": [
+        ("All of our DDP jobs fail after the cluster driver update", "Nothing else changed.\n" + SCRIPT),
+        ("FSDP2 saving", "Every model we train with FSDP2 fails to save at the end.\n" + SCRIPT),
+        ("init_process_group is completely broken on the release candidate", "Any backend.\n" + SCRIPT),
+        ("torchrun and IPv6", "Many users report that torchrun does not work at all on IPv6-only hosts.\n" + SCRIPT),
+    ],
+}
+
+# Controls: the same words, and no criterion met (or counter-evidence that the procedure gives).
+CONTROLS: dict[str, tuple[str, str]] = {
+    "oom-bigger-batch": (
+        "CUDA out of memory with FSDP when the batch size goes from 8 to 16",
+        "With batch 8 it trains; with 16 every rank is killed.\n```\ntorch.OutOfMemoryError: CUDA out of memory. "
+        "Tried to allocate 2.00 GiB\n```\n" + SCRIPT),
+    "usage-error-clear-exception": (
+        "all_gather with tensors of different sizes",
+        "Passing tensors of different sizes to all_gather fails straight away.\n```\nValueError: all tensors "
+        "must have the same size, got 4 and 6\n```\n" + SCRIPT),
+    "disabled-test": (
+        "DISABLED test_ddp_uneven_inputs_join (__main__.TestDistBackendWithSpawn)",
+        "Platforms: linux\n\nThis test was disabled because it stalls in barrier on the NCCL backend in CI."),
+    "question": (
+        "How can I make all_reduce deterministic across nodes?",
+        "Is there a way to get bitwise identical results from all_reduce on different cluster sizes?"),
+    "feature-request-mentioning-a-crash": (
+        "Add a flight recorder dump when a rank segfaults",
+        "### 🚀 The feature, motivation and pitch\n\nWhen a rank segfaults inside a collective we lose the context. "
+        "Please add an option to dump the flight recorder before the process dies."),
+    "plain-bug-nan-loss": (
+        "FSDP mixed precision gives nan loss", "The loss becomes nan after a few steps with bf16.\n" + SCRIPT),
+    "loss-varies-between-runs": (
+        "Loss curve differs between runs with DDP", "Two runs with the same seed give slightly different curves.\n"
+        + SCRIPT),
+    "version-in-a-plain-report": (
+        "DDP raises on torch 2.5 with find_unused_parameters",
+        "On torch 2.5 DDP raises when some parameters are unused.\n" + SCRIPT),
+}
+
+
+def flagged(plan) -> bool:
+    return plan.outcome == "high_priority" and REVIEW in plan.add_labels and MARKER not in plan.add_labels
+
+
+CASES = [(criterion, i) for criterion, rows in MEETS.items() for i in range(len(rows))]
+
+
+@pytest.mark.parametrize("criterion,index", CASES, ids=[f"{c}-{i}" for c, i in CASES])
+def test_a_criterion_stated_indirectly_is_flagged_and_named(criterion, index):
+    plan = plan_for(*MEETS[criterion][index])
+    assert flagged(plan), plan.step(5).reason
+    assert plan.step(5).reason.startswith(f"step 5: possibly high priority — {criterion} "), plan.step(5).reason
+
+
+@pytest.mark.parametrize("case", sorted(CONTROLS))
+def test_controls_are_not_flagged(case):
+    plan = plan_for(*CONTROLS[case])
+    assert not flagged(plan), plan.step(5).reason
+
+
+def test_the_table_covers_every_criterion_several_times():
+    from triage.config.bundle import load_bundle
+
+    names = {c.name for c in load_bundle().rubric.high_priority.criteria}
+    assert set(MEETS) == names
+    assert all(len(rows) >= 2 for rows in MEETS.values())
+    assert sum(len(rows) >= 4 for rows in MEETS.values()) >= 5

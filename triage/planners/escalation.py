@@ -17,8 +17,8 @@ front of it). The classes are data, in the rubric's `hybrid:` section:
         on_evidence: true                 # any criterion matched, below the threshold
         cues: [crash_signal, blocking, wrongness, silent, corruption, internal_assert]
         version_with: [failure]           # a version slot with one of these anywhere in the issue
-        request_cues: [crash_signal, blocking]
-        where: [title, prose, error, comment]
+        request_cues: [crash_signal]
+        where: [title, prose, error]
         confirm_flags: false
 
 May import: the standard library, `triage.config`, `triage.core`, `triage.text`.
@@ -41,8 +41,8 @@ class HighPriorityGate:
     on_evidence: bool = True
     cues: tuple[str, ...] = ("crash_signal", "blocking", "wrongness", "silent", "corruption", "internal_assert")
     version_with: tuple[str, ...] = ("failure",)
-    request_cues: tuple[str, ...] = ("crash_signal", "blocking")
-    where: tuple[str, ...] = ("title", "prose", "error", "comment")
+    request_cues: tuple[str, ...] = ("crash_signal",)
+    where: tuple[str, ...] = ("title", "prose", "error")
     confirm_flags: bool = False
 
     @classmethod

@@ -7,14 +7,16 @@
 - `module_confidence`: step 3 ended with one of these confidences (default: low) (step 3);
 - `on_request`: step 4 found a request type (steps 4 and 6: the procedure's judgement of feature vs
   enhancement is where the rubric is weakest);
-- `high_priority_min_score`: step 5's high-priority score is at least this (any signal, by default) (step 5).
+- `high_priority`: step 5 is asked by the issue's class, not by closeness to the threshold
+  (`triage.planners.escalation`: a bug report with high-priority evidence or a cue, or a version named with a
+  failure; a request only with a strong cue).
 One model call per issue at most (plus one repair of a non-conforming answer); any failure keeps the rubric's plan.
 
 Step 5's answer is folded by `triage.planners.flags` (the model may add a flag; it removes the rubric's only for a
 procedural reason the plan records).
 
 May import: the standard library, `triage.config`, `triage.core`, `triage.planners.rubric`, `triage.planners.llm`,
-`triage.planners.flags`.
+`triage.planners.flags`, `triage.planners.escalation`.
 """
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ from triage.core import steps
 from triage.core.plan import Plan
 from triage.core.snapshot import IssueSnapshot
 from triage.planners import rubric as rubric_planner
+from triage.planners.escalation import HighPriorityGate, step5_escalation
 from triage.planners.flags import hybrid_step5
 from triage.planners.llm import ModelConsultant, build_client, consult
 
@@ -39,9 +42,9 @@ class HybridSettings:
     # Step 4: the request decisions the model re-checks. "feature" (wholly new, or an improvement of what
     # exists?) is the judgement the rubric gets wrong most; an enhancement it is usually right about.
     on_request: tuple[str, ...] = ("feature",)
-    high_priority_min_score: float = 0.5
-    # Step 5: ask only near the rubric's threshold (|score - threshold| <= band); far above or below, the rubric is sure.
-    high_priority_band: float = 1.5
+    # Step 5: by the issue's class (`triage.planners.escalation`); the misses of a rubric score zero, so a band
+    # around the threshold would never show them to the model.
+    high_priority: HighPriorityGate = HighPriorityGate()
 
     @classmethod
     def from_rubric(cls, rubric) -> "HybridSettings":
@@ -53,8 +56,7 @@ class HybridSettings:
             route_margin=float(raw.get("route_margin", base.route_margin)),
             module_confidence=tuple(raw.get("module_confidence", base.module_confidence)),
             on_request=_decisions(raw.get("on_request", base.on_request)),
-            high_priority_min_score=float(raw.get("high_priority_min_score", base.high_priority_min_score)),
-            high_priority_band=float(raw.get("high_priority_band", base.high_priority_band)),
+            high_priority=HighPriorityGate.from_raw(raw.get("high_priority")),
         )
 
 
@@ -99,13 +101,10 @@ def uncertain_steps(snapshot: IssueSnapshot, bundle: Bundle, plan: Plan, setting
     if s4 is not None and s4.labels and s4.decision in settings.on_request:
         take.update({4, 6})
         why.append(f"a request ({s4.decision})")
-    s5 = by_step.get(5)
-    threshold = _hp_threshold(rubric)
-    score = (s5.score or 0.0) if s5 is not None else 0.0
-    if s5 is not None and not s5.skipped and score >= settings.high_priority_min_score \
-            and abs(score - threshold) <= settings.high_priority_band:
+    reason = step5_escalation(plan, analysis, rubric, settings.high_priority)
+    if reason:
         take.add(5)
-        why.append(f"a high-priority signal near the threshold (score {score:g}, threshold {threshold:g})")
+        why.append(reason)
     return frozenset(take), tuple(why)
 
 
@@ -132,7 +131,3 @@ def make_hybrid(**options) -> HybridPlanner:
 
 __all__ = ["HybridPlanner", "HybridSettings", "make_hybrid", "uncertain_steps"]
 
-
-def _hp_threshold(rubric) -> float:
-    high = rubric.high_priority
-    return float(getattr(high, "threshold", None) or getattr(high, "min_score", 0.0) or 0.0)

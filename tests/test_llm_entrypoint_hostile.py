@@ -200,3 +200,19 @@ def test_a_model_outliving_the_issue_deadline_fails_the_issue_and_the_sweep_goes
     assert "budget ran out" not in everything and "budget ran out" not in run.summary
     assert run.outputs["failed"] == "2"
     _assert_no_secret(_everything_written(run, tmp_path), KEY, fake_github.token)
+
+
+def test_a_debug_traceback_is_scrubbed_too(monkeypatch, capsys, tmp_path):
+    """With RUNNER_DEBUG=1 an internal error prints its traceback: through the scrubber, like every other line."""
+    from triage.action import main as action_main
+
+    def boom(environ):
+        raise RuntimeError(f"something carried the key {KEY} into an exception")
+
+    monkeypatch.setattr(action_main, "settings_from_environ", boom)
+    env = {"GITHUB_EVENT_NAME": "schedule", "RUNNER_DEBUG": "1", "INPUT_LLM_API_KEY": KEY,
+           "GITHUB_OUTPUT": str(tmp_path / "out"), "GITHUB_STEP_SUMMARY": str(tmp_path / "summary")}
+    assert action_main.main(env) == 1
+    written = capsys.readouterr()
+    assert "Traceback" in written.err and "RuntimeError" in written.out + written.err
+    _assert_no_secret(written.out + written.err + (tmp_path / "out").read_text(encoding="utf-8"), KEY)

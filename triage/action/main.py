@@ -125,9 +125,11 @@ def main(environ: Mapping[str, str] | None = None) -> int:
         if isinstance(exc, HTTPError):
             return fail(reporter, str(exc))
         if env.get("RUNNER_DEBUG") == "1":
+            import sys
             import traceback
 
-            traceback.print_exc()
+            # Through the scrubber like every other line: an exception's message may carry a secret.
+            print(reporter.scrub(traceback.format_exc()), file=sys.stderr, flush=True)
         return fail(reporter, f"internal error: {type(exc).__name__}: {exc}")
 
 

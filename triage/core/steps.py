@@ -19,7 +19,7 @@ from triage.config.templates import has_marker
 from triage.core.outcome import classification
 from triage.config.words import queue_words
 from triage.core.snapshot import IssueSnapshot
-from triage.core.vocab import SKIPPED, Confidence, Distributed, Reproduction, Role, Triaged
+from triage.core.vocab import SKIPPED, Confidence, Distributed, Flag, Reproduction, Role, Triaged, TypeKind
 from triage.text.document import Document, build_document
 from triage.text.frames import read_slots, reads, score_frames
 from triage.text.matching import Evidence, score, summarize
@@ -246,11 +246,11 @@ def step4_types(analysis: Analysis, rubric: Rubric, labels: LabelSet) -> StepRes
         # Most distributed issues are bug reports (the seed says so); the reason shows what weighed, if anything.
         why = (f"not a request (score {r_score:g} < {rubric.request.min_score:g}: {summarize(r_ev, 2)}), no type label"
                if r_ev else "not a request, no type label")
-        return StepResult(4, "none", evidence=tuple(r_ev), score=r_score, reason=f"step 4: {why}")
+        return StepResult(4, TypeKind.NONE, evidence=tuple(r_ev), score=r_score, reason=f"step 4: {why}")
     is_feature, f_score, f_ev = passes(rubric.feature, analysis, rubric)
     e_score, e_ev = score(rubric.enhancement.signals, analysis.doc, rubric.locations)
     if is_feature and f_score > e_score:
-        return StepResult(4, "feature", (labels.feature,), evidence=tuple(r_ev + f_ev), score=r_score,
+        return StepResult(4, TypeKind.FEATURE, (labels.feature,), evidence=tuple(r_ev + f_ev), score=r_score,
                           reason=f"step 4: feature request, wholly new ({summarize(f_ev, 2)}; "
                                  f"request: {summarize(r_ev, 1)})")
     is_perf, _, p_ev = passes(rubric.performance, analysis, rubric)
@@ -261,7 +261,7 @@ def step4_types(analysis: Analysis, rubric: Rubric, labels: LabelSet) -> StepRes
         why += f" (outweighs new-functionality evidence {f_score:g})"
     if is_perf:
         why += f"; performance: {summarize(p_ev, 1)}"
-    return StepResult(4, "enhancement", added, evidence=tuple(r_ev + e_ev), score=r_score,
+    return StepResult(4, TypeKind.ENHANCEMENT, added, evidence=tuple(r_ev + e_ev), score=r_score,
                       reason=f"step 4: enhancement ({why})")
 
 
@@ -289,7 +289,7 @@ def step5_high_priority(analysis: Analysis, rubric: Rubric, labels: LabelSet,
     framed, framed_ev = score_frames(hp.counter_frames, slots, rubric.locations)
     against, against_ev = against + framed, against_ev + framed_ev
     request = step4_types(analysis, rubric, labels) if hp.request_weight else None
-    if request is not None and request.decision != "none":
+    if request is not None and request.decision != TypeKind.NONE:
         against += hp.request_weight
         against_ev = against_ev + [Evidence("request", "step 4", request.decision, hp.request_weight)]
     total = best_points + against if best_points > 0 else 0.0
@@ -299,15 +299,15 @@ def step5_high_priority(analysis: Analysis, rubric: Rubric, labels: LabelSet,
     if against_ev and best_points > 0:
         detail += f"; against {against:g}: {summarize(against_ev, 2)}"
     if best_points <= 0:
-        return StepResult(5, "no_flag", score=total, reason="step 5: no high-priority criterion met")
+        return StepResult(5, Flag.NO_FLAG, score=total, reason="step 5: no high-priority criterion met")
     if total < hp.threshold or total <= 0:
-        return StepResult(5, "no_flag", score=total, evidence=evidence,
+        return StepResult(5, Flag.NO_FLAG, score=total, evidence=evidence,
                           reason=f"step 5: not high priority (score {total:g} < {hp.threshold:g}; {detail})")
     if snapshot is not None and snapshot.review_dismissed:
-        return StepResult(5, "no_flag", score=total, evidence=evidence,
+        return StepResult(5, Flag.NO_FLAG, score=total, evidence=evidence,
                           reason=f"step 5: possibly high priority ({detail}), but a person already removed "
                                  f"the bot's '{labels.review}' label: not flagged again")
-    return StepResult(5, "flag", (labels.review,), evidence=evidence, score=total,
+    return StepResult(5, Flag.FLAG, (labels.review,), evidence=evidence, score=total,
                       reason=f"step 5: possibly high priority — {best_name} (score {total:g}; {detail}) "
                              "— a human must look first")
 

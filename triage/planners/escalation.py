@@ -31,6 +31,7 @@ from typing import Any, Mapping
 
 from triage.core.plan import Plan
 from triage.core.steps import Analysis
+from triage.core.vocab import Flag
 from triage.text.frames import SlotHits, read_slots
 
 VERSION_SLOT = "version"
@@ -74,7 +75,7 @@ def step5_escalation(plan: Plan, analysis: Analysis, rubric, gate: HighPriorityG
     s5, s4 = by_step.get(5), by_step.get(4)
     if s5 is None or s5.skipped:
         return None
-    if s5.decision == "flag":
+    if s5.decision == Flag.FLAG:
         return "confirm the rubric's high-priority flag" if gate.confirm_flags else None
     hits = read_slots(rubric.high_priority.slots, analysis.doc, gate.where)
     if s4 is not None and s4.labels:  # a request

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from triage.core.steps import StepResult
+from triage.core.vocab import Flag
 from triage.llm.schema import REMOVAL_REASON_TEXT
 
 
@@ -24,27 +25,27 @@ def hybrid_step5(rubric: StepResult, part: Mapping[str, Any], *, review: str, di
                  said: str) -> StepResult:
     """The step-5 result from the rubric's (`rubric`) and the model's answer (`part`, the schema's high_priority
     object); `said` is the model's reason as the plan shows it, `review` the review label."""
-    model_flags = part.get("decision") == "flag"
+    model_flags = part.get("decision") == Flag.FLAG
     criteria = [str(c) for c in part.get("criteria") or []]
     named = f" (criteria: {', '.join(criteria)})" if criteria else ""
-    if rubric.decision == "flag":
+    if rubric.decision == Flag.FLAG:
         if model_flags:
-            return StepResult(5, "flag", rubric.labels, reason=f"{rubric.reason}; the model agrees{named}",
+            return StepResult(5, Flag.FLAG, rubric.labels, reason=f"{rubric.reason}; the model agrees{named}",
                               evidence=rubric.evidence, score=rubric.score, by=rubric.by)
         why = REMOVAL_REASON_TEXT.get(str(part.get("removal_reason") or "none"))
         if why is None:
-            return StepResult(5, "flag", rubric.labels, evidence=rubric.evidence, score=rubric.score, by=rubric.by,
+            return StepResult(5, Flag.FLAG, rubric.labels, evidence=rubric.evidence, score=rubric.score, by=rubric.by,
                               reason=f"{rubric.reason}; the model answered no_flag without a procedural reason, so "
                                      f"the rubric's flag stands ({said})")
-        return StepResult(5, "no_flag", evidence=rubric.evidence, score=rubric.score, by=by,
+        return StepResult(5, Flag.NO_FLAG, evidence=rubric.evidence, score=rubric.score, by=by,
                           reason=f"step 5 ({by}): the rubric's flag removed for a procedural reason: {why} — {said}")
     if not model_flags:
         return rubric
     if dismissed:
-        return StepResult(5, "no_flag", score=rubric.score, by=by,
+        return StepResult(5, Flag.NO_FLAG, score=rubric.score, by=by,
                           reason=f"step 5 ({by}): the model would flag{named}, but a person already removed the "
                                  f"bot's '{review}' label: not flagged again — {said}")
-    return StepResult(5, "flag", (review,), score=rubric.score, by=by,
+    return StepResult(5, Flag.FLAG, (review,), score=rubric.score, by=by,
                       reason=f"step 5 ({by}): flag added by the model, which the rubric missed{named} — a human "
                              f"must look first — {said}")
 

@@ -45,6 +45,10 @@ def test_step5_states_the_seven_criteria_exactly_and_nothing_else(prompt):
     assert not re.search(r"hitting many users|crash(es)? or hangs? (hitting|affecting) many", system, re.I)
     assert "not a verdict of severity" in system.lower() and "asks a person to look" in system.lower()
     assert "one report does not rule it out" in system.lower()  # the reading rule for "many users"
+    # The procedure says "be conservative — when in doubt, add triage review"; no reading of a criterion narrower
+    # than its words (a Python exception that kills a job is a crash in the reporter's words).
+    assert "when in doubt whether a criterion is met, flag" in system.lower()
+    assert not re.search(r"is not a crash|not shown to hit|a single user's setup", system, re.I)
 
 
 def test_every_criterion_the_schema_offers_is_described(prompt):

@@ -41,6 +41,8 @@ def _where(file: str, mark) -> str:
 def _yaml_problem(exc: yaml.YAMLError, file: str) -> DocumentError:
     mark = getattr(exc, "problem_mark", None)
     problem = getattr(exc, "problem", None) or "malformed YAML"
+    if "maximum nesting depth" in str(problem):  # libyaml (PyYAML >= 6.0.4) stops deep nesting itself: same rule
+        return DocumentError(f"{_where(file, mark)}: nests deeper than {MAX_DEPTH} levels")
     return DocumentError(f"{_where(file, mark)}: not valid YAML/JSON: {problem}")
 
 

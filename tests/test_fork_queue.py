@@ -225,7 +225,11 @@ def test_an_invalid_rule_in_the_folder_names_its_file_and_line(fake_github, tmp_
 
 # ---- the CLI on the example: validate, labels sync --dry-run, plan ------------------------------------------------
 
-def _cli(*args, env=None):
+def _cli(*args, env=None, env_extra=None):
+    if env_extra:
+        import os
+
+        env = {**(env or os.environ), **env_extra}
     return subprocess.run([sys.executable, "-m", "triage", *map(str, args)], capture_output=True, text=True,
                           timeout=60, env=env)
 
@@ -268,3 +272,65 @@ def test_the_example_plans_its_sample_issues():
     assert "kind: feature" in plans[106]["add_labels"]
     text = _cli("plan", "--config", EXAMPLE, "--format", "text", EXAMPLE / "sample-issues.jsonl")
     assert "outcome:    not_storage" in text.stdout and "distributed" not in text.stdout.lower()
+
+
+# A queue of the repository's own without a prompt template, asked with the model planner: the run fails before
+# any issue (one line, exit 1, nothing written). It used to ask the model with the bundled distributed queue's
+# prompt — another queue's routes and criteria — without a word.
+MODEL_INPUTS = {"planner": "llm", "llm-provider": "openai", "llm-model": "m", "llm-api-key": "k",
+                "llm-base-url": "http://127.0.0.1:9"}  # never reached: the run stops before asking
+
+
+def test_a_repository_queue_without_a_prompt_fails_the_model_planner_closed(fake_github, tmp_path):
+    for name, text in example_files().items():
+        if name != "prompt.md.j2":
+            fake_github.add_file(REPO, FOLDER + name, text)
+    seed(fake_github, 101)
+    run = triage(fake_github, tmp_path, 101, FOLDER, **MODEL_INPUTS)
+    assert run.returncode == 1, run.stdout + run.stderr
+    errors = [line for line in run.stdout.splitlines() if line.startswith("::error")]
+    assert len(errors) == 1 and "no prompt template" in errors[0] and QUEUE in errors[0], run.stdout
+    assert not run.writes
+    assert fake_github.issue_labels(REPO, 101) == [QUEUE]
+
+    rubric_run = triage(fake_github, tmp_path, 101, FOLDER)  # the rubric needs no prompt: the same queue triages
+    assert rubric_run.returncode == 0 and MARKER in fake_github.issue_labels(REPO, 101), rubric_run.stdout
+
+
+def test_a_repository_queue_with_its_prompt_passes_the_model_planners_check(fake_github, tmp_path):
+    put_folder(fake_github)
+    seed(fake_github, 101)
+    run = triage(fake_github, tmp_path, 101, FOLDER, **MODEL_INPUTS, **{"llm-timeout": "1"})
+    # The model is unreachable, so the issue falls back to the rubric, but the run got past the prompt check.
+    assert "no prompt template" not in run.stdout, run.stdout
+    assert MARKER in fake_github.issue_labels(REPO, 101), run.stdout + run.stderr
+
+
+def test_the_cli_refuses_a_model_planner_for_a_queue_without_a_prompt(tmp_path):
+    import shutil
+
+    queue = tmp_path / "queue"
+    shutil.copytree(EXAMPLE, queue)
+    (queue / "prompt.md.j2").unlink()
+    proc = _cli("plan", "--config", queue, "--planner", "llm", "--llm-provider", "openai", "--llm-model", "m",
+                "--llm-base-url", "http://127.0.0.1:9", EXAMPLE / "sample-issues.jsonl",
+                env_extra={"PTD_LLM_API_KEY": "k", "OPENAI_API_KEY": "k"})
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1 and "no prompt template" in lines[0], proc.stderr
+    assert proc.stdout == ""
+
+
+def test_the_hybrid_planners_reasons_use_the_queues_words():
+    from triage.config.bundle import load_bundle
+    from triage.core.snapshot import snapshot_from_json
+    from triage.planners import rubric as rubric_planner
+    from triage.planners.hybrid import HybridSettings, uncertain_steps
+
+    bundle = load_bundle(queue=EXAMPLE)
+    issue = sample_issues()[104]  # the example's not-storage issue: its trap matches
+    snapshot = snapshot_from_json({**issue, "labels": [QUEUE], "state": "open"})
+    plan, analysis = rubric_planner.propose_with_analysis(snapshot, bundle)
+    settings = HybridSettings(trap_mixed=True, trap_max_distributed=-1.0)
+    _, why = uncertain_steps(snapshot, bundle, plan, settings, analysis=analysis)
+    (trap,) = [w for w in why if "trap" in w]
+    assert "'not storage' trap matched but storage evidence is" in trap and "distributed" not in trap

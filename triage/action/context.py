@@ -102,8 +102,23 @@ def with_planner(context: Context, planner: Any, *, precheck=None) -> Context:
     """The context of a route that plans: the planner and the triage service over it (with the apply mode's own
     `precheck` on each issue, triage.action.planmode)."""
     s = context.settings
+    check_model_prompt(planner, context.bundle)
     triager = triager_for(s, context.client, context.bundle, planner, precheck=precheck)
     return replace(context, planner=planner, triager=triager)
+
+
+def check_model_prompt(planner: Any, bundle) -> None:
+    """A model planner over a queue whose prompt is missing or broken fails the run before any issue, in one line
+    (else every issue would fall back to the rubric, or be asked with another queue's prompt)."""
+    from triage.llm.prompt import PromptError, check
+
+    consultant = getattr(planner, "consultant", None)
+    if consultant is None:
+        return
+    try:
+        check(bundle, consultant.prompt_path)
+    except PromptError as exc:
+        raise ActionError(f"input planner {getattr(planner, 'name', '')}: {exc}") from None
 
 
 def github_client(settings: Settings):

@@ -200,6 +200,18 @@ def add_planner_options(parser: argparse.ArgumentParser) -> None:
                        help="US dollars per million input and output tokens, for cost estimates")
 
 
+def check_model_prompt(planner, bundle) -> None:
+    """A model planner over a queue without a usable prompt is an error before any issue (CliError, one line)."""
+    from triage.llm.prompt import PromptError, check
+
+    consultant = getattr(planner, "consultant", None)
+    if consultant is not None:
+        try:
+            check(bundle, consultant.prompt_path)
+        except PromptError as exc:
+            raise CliError(f"--planner {getattr(planner, 'name', '')}: {exc}") from None
+
+
 def planner_from_args(args: argparse.Namespace, *, record: str | None = None, replay: str | None = None):
     """The planner the options name; CliError (one line) when a model planner cannot be configured."""
     from triage.planners import UnknownPlanner, get_planner

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from triage.config.bundle import Bundle, bundled_queue
+from triage.config.bundle import Bundle
 from triage.core.snapshot import IssueSnapshot
 
 PROMPT_FILE = "prompt.md.j2"
@@ -42,11 +42,24 @@ class Prompt:
 
 
 def prompt_path(bundle: Bundle, override: str | Path | None = None) -> Path:
-    """The prompt beside the configured templates directory, else the bundled queue's."""
+    """The prompt beside the configured templates directory. Never another queue's: a queue without its own
+    prompt would otherwise be asked about with the bundled queue's routes and criteria, silently (PromptError)."""
     if override:
         return Path(override)
     beside = Path(bundle.templates.directory).parent / PROMPT_FILE
-    return beside if beside.is_file() else bundled_queue() / PROMPT_FILE
+    if not beside.is_file():
+        raise PromptError(f"{bundle.labels.queue_label}: the queue has no prompt template for the model planner "
+                          f"(add {PROMPT_FILE} beside its templates, `prompt:` in the configuration, or set the "
+                          f"prompt input)")
+    return beside
+
+
+def check(bundle: Bundle, override: str | Path | None = None) -> None:
+    """Before any issue is planned: the model's prompt template exists and parses (PromptError, one line)."""
+    if override is None and bundle.prompt is not None:
+        _template_text(bundle.prompt, bundle.prompt_file)
+    else:
+        _template(str(prompt_path(bundle, override)))
 
 
 @lru_cache(maxsize=8)
@@ -133,5 +146,5 @@ def render(snapshot: IssueSnapshot, bundle: Bundle, hints: list[str], *, path: s
         raise PromptError(f"{file}: the prompt template does not render: {exc}") from None
 
 
-__all__ = ["MAX_BODY", "MAX_COMMENT", "MAX_COMMENTS", "MAX_TITLE", "PROMPT_FILE", "Prompt", "PromptError", "clip",
+__all__ = ["MAX_BODY", "MAX_COMMENT", "MAX_COMMENTS", "MAX_TITLE", "PROMPT_FILE", "Prompt", "PromptError", "check", "clip",
            "issue_text", "prompt_path", "render"]

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from triage.config.bundle import Bundle
+from triage.config.words import queue_words
 from triage.core import steps
 from triage.core.plan import Plan
 from triage.core.snapshot import IssueSnapshot
@@ -84,7 +85,9 @@ def uncertain_steps(snapshot: IssueSnapshot, bundle: Bundle, plan: Plan, setting
         trapped, _, _ = steps.passes(rubric.not_distributed, analysis, rubric)
         if trapped and analysis.distributed_score > settings.trap_max_distributed:
             take.add(1)
-            why.append(f"a not-distributed trap matched but distributed evidence is {analysis.distributed_score:g}")
+            words = queue_words(rubric.words, labels.queue_label)  # a storage queue's reasons never say "distributed"
+            why.append(f"a '{words.not_in_queue}' trap matched but {words.queue} evidence is "
+                       f"{analysis.distributed_score:g}")
     s2 = by_step.get(2)
     if s2 is not None and s2.labels:  # a route the rubric chose (not an existing sub-oncall)
         totals, _ = steps.route_scores(snapshot, analysis, rubric, labels)

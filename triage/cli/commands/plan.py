@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 import sys
 
-from triage.cli.common import add_config_options, add_planner_options, load_config, planner_from_args, run_command
+from triage.cli.common import (add_config_options, add_planner_options, check_model_prompt, load_config,
+                               planner_from_args, run_command)
 from triage.cli.inputs import read_snapshots
 from triage.core.plan import Plan
 
@@ -55,6 +56,7 @@ def run(args) -> int:
     bundle = load_config(args)
     records = read_snapshots(args.files)  # all of them first: bad input fails before any output
     planner = planner_from_args(args)
+    check_model_prompt(planner, bundle)
     out = sys.stdout
     words = queue_words(bundle.rubric.words, bundle.labels.queue_label)
     failed_model = 0

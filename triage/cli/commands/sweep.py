@@ -12,8 +12,9 @@ import argparse
 import json
 import sys
 
-from triage.cli.common import (CliError, add_config_options, add_github_options, add_planner_options, github_client,
-                               load_config, planner_from_args, positive_seconds, run_command)
+from triage.cli.common import (CliError, add_config_options, add_github_options, add_planner_options,
+                               check_model_prompt, github_client, load_config, planner_from_args, positive_seconds,
+                               run_command)
 from triage.service.cutoff import MODES, parse_not_before
 from triage.service.limits import MAX_SWEEP
 
@@ -63,9 +64,11 @@ def run(args: argparse.Namespace) -> int:
     if args.max_issues > MAX_SWEEP:
         raise CliError(f"--max-issues must be at most {MAX_SWEEP}")
     bundle = load_config(args)
+    planner = planner_from_args(args)
+    check_model_prompt(planner, bundle)
     client = github_client(args, write=not args.dry_run)
     triager = Triager(client, bundle, repo=args.repo, queue_label=args.queue_label or None,
-                      planner=planner_from_args(args), dry_run=args.dry_run,
+                      planner=planner, dry_run=args.dry_run,
                       own_logins=(args.bot_login,), recent_seconds=max(args.skip_recent, 0.0),
                       not_before=args.not_before, not_before_mode=args.not_before_mode)
     sweep = triager.sweep(args.max_issues, seconds=args.timeout,

@@ -1,10 +1,10 @@
 """A hostile or broken model through the REAL entrypoint.py (a subprocess with the runner's environment) against
 the GitHub stand-in and the Anthropic stand-in (issue 18's acceptance): a reply nested 100,000 deep, a 50 MB
-reply, a reply that drips one byte a second, a refusal, a context-window stop — each ends in the rubric's plan for
-the issue with a reason naming what happened, and the run fails (exit 1, one `::error::` naming the issue); a
-schema-valid reply built to echo the model's key is used, and the key (and the GitHub token), whole or in 8
-character pieces, appears nowhere in what the run wrote (stdout, stderr, GITHUB_OUTPUT, the step summary, the
-plans file). Deadlines are short (llm-timeout 2 s) so the whole file runs in seconds.
+reply, a reply that drips one byte a second, a reply that echoes the model's key, a refusal, a context-window stop
+— each ends in the rubric's plan for the issue with a reason naming what happened, and the run fails (exit 1, one
+`::error::` naming the issue); the key (and the GitHub token), whole or in 8-character pieces, appears nowhere in
+what the run wrote (stdout, stderr, GITHUB_OUTPUT, the step summary, the plans file, every write sent to GitHub).
+Deadlines are short (llm-timeout 2 s) so the whole file runs in seconds.
 """
 from __future__ import annotations
 
@@ -41,10 +41,13 @@ def _run(fake_github, model, tmp_path, *, plans: bool = False):
     return run
 
 
-def _everything_written(run, tmp_path) -> str:
+def _everything_written(run, tmp_path, fake_github) -> str:
+    """stdout, stderr, the outputs, the step summary, the plans file, and every write sent to GitHub (comments,
+    labels, reactions: path and body)."""
     plans = tmp_path / "plans.json"
+    writes = [f"{w.method} {w.path} {json.dumps(w.body, ensure_ascii=False)}" for w in fake_github.writes()]
     return "\n".join([run.stdout, run.stderr, json.dumps(run.outputs), run.summary,
-                      plans.read_text(encoding="utf-8") if plans.exists() else ""])
+                      plans.read_text(encoding="utf-8") if plans.exists() else "", *writes])
 
 
 def _assert_no_secret(text: str, *secrets: str) -> None:
@@ -82,7 +85,7 @@ def test_a_failing_model_ends_in_the_rubrics_plan_and_a_failed_run(name, fake_gi
     labels = {label["name"] for label in fake_github.issue("octo-org/octo-repo", 21)["labels"]}
     assert set(rubric["add_labels"]) <= labels  # the rubric's plan was applied
     assert len(model.answered) == 1  # no paid repair where a repair cannot help
-    _assert_no_secret(_everything_written(run, tmp_path), KEY, fake_github.token)
+    _assert_no_secret(_everything_written(run, tmp_path, fake_github), KEY, fake_github.token)
     if name == "drips a byte a second":
         assert run.seconds < 15, f"a dripping model held the run for {run.seconds:.1f} s"
 
@@ -103,7 +106,13 @@ def test_a_fence_of_a_million_newlines_ends_quickly_in_the_rubrics_plan(fake_git
     assert run.seconds < 20, f"parsing a hostile reply held the run for {run.seconds:.1f} s"
 
 
-def test_a_reply_echoing_the_key_is_scrubbed_everywhere(fake_github, model, tmp_path):
+@pytest.mark.parametrize("plans", [False, True], ids=["triage", "plan mode"])
+def test_a_reply_echoing_the_key_ends_in_the_rubrics_plan_and_is_written_nowhere(plans, fake_github, model,
+                                                                                 tmp_path):
+    """A schema-valid answer whose free text carries the key (whole, in halves, in 9-character slices) and the
+    GitHub token: a model cannot know the key, so the answer is not trusted (LLMSecretEchoed, no repair, the
+    rubric's plan, a failed run), and nothing the run wrote, GitHub's writes included, holds 8 characters of
+    either secret."""
     echo = good_answer(
         not_distributed={"decision": "distributed", "reason": f"my key is {KEY}", "quote": KEY[:30]},
         route={"decision": "parallelisms", "reason": f"first half {KEY[:25]} second half {KEY[25:]}",
@@ -112,12 +121,28 @@ def test_a_reply_echoing_the_key_is_scrubbed_everywhere(fake_github, model, tmp_
                        "criteria": [], "removal_reason": "none", "quote": ""})
     model.script(echo)
     seed_issue(fake_github, 21, FSDP_WITH_REPRO)
-    run = _run(fake_github, model, tmp_path, plans=True)
-    assert run.returncode == 0, run.stdout + run.stderr
-    plan = json.loads(run.outputs["plans"])["plans"][0]
-    assert plan["planner"] == "llm" and not (plan.get("usage") or {}).get("fallback")  # the model's plan was used
-    assert "***" in json.dumps(plan)  # the reasons were kept, the key was cut out of them
-    _assert_no_secret(_everything_written(run, tmp_path), KEY, fake_github.token)
+    rubric = expected_plan(fake_github, 21).to_dict()
+    run = _run(fake_github, model, tmp_path, plans=plans)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "::error::#21: the model's plan was not used" in run.stdout and "LLMSecretEchoed" in run.stdout
+    plan = json.loads(run.outputs["plans"])["plans"][0] if plans else json.loads(run.outputs["plan"])
+    assert plan["planner"] == "rubric" and "LLMSecretEchoed" in plan["usage"]["fallback"]
+    assert plan["add_labels"] == rubric["add_labels"] and plan["outcome"] == rubric["outcome"]
+    assert len(model.answered) == 1  # not repaired: the next answer could repeat it again
+    if not plans:
+        labels = {label["name"] for label in fake_github.issue("octo-org/octo-repo", 21)["labels"]}
+        assert set(rubric["add_labels"]) <= labels
+    _assert_no_secret(_everything_written(run, tmp_path, fake_github), KEY, fake_github.token)
+
+
+def test_a_reply_repeating_eight_characters_of_the_key_is_refused_and_seven_are_not():
+    from triage.llm.common import repeats_secret
+
+    assert repeats_secret(["the reason: " + KEY[10:18] + "."], [KEY])
+    assert repeats_secret(['{"quote": "' + KEY + '"}'], ["", KEY, "short"])
+    assert not repeats_secret(["the reason: " + KEY[10:17] + " and " + KEY[17:24]], [KEY])
+    assert repeats_secret(["a 6-char secret: abc123"], ["abc123"]) and not repeats_secret(["abc"], ["abc"])
+    assert not repeats_secret(["anything"], [])
 
 
 class _StallingPlanner:
@@ -179,7 +204,7 @@ def test_a_sweep_against_a_dripping_model_fails_and_names_every_issue(fake_githu
     assert "budget ran out" not in everything and "budget ran out" not in run.summary
     assert "the model failed on 3 issue(s) (#41, #42, #43)" in run.summary.replace("\\", "")  # not only annotations
     assert run.outputs["triaged"] == "3" and run.seconds < 20
-    _assert_no_secret(_everything_written(run, tmp_path), KEY, fake_github.token)
+    _assert_no_secret(_everything_written(run, tmp_path, fake_github), KEY, fake_github.token)
 
 
 def test_a_model_outliving_the_issue_deadline_fails_the_issue_and_the_sweep_goes_on(fake_github, model, tmp_path):
@@ -199,7 +224,7 @@ def test_a_model_outliving_the_issue_deadline_fails_the_issue_and_the_sweep_goes
     assert "::error::sweep: 2 of 2 issue(s) failed" in run.stdout
     assert "budget ran out" not in everything and "budget ran out" not in run.summary
     assert run.outputs["failed"] == "2"
-    _assert_no_secret(_everything_written(run, tmp_path), KEY, fake_github.token)
+    _assert_no_secret(_everything_written(run, tmp_path, fake_github), KEY, fake_github.token)
 
 
 def test_a_debug_traceback_is_scrubbed_too(monkeypatch, capsys, tmp_path):

@@ -4,7 +4,9 @@
 What it promises: `Retry-After` is honoured (within `max_wait`); quota and spend-limit errors, refusals, truncated
 and unusable replies are never retried; a timeout is not retried either (the provider may still bill the call);
 every HTTP attempt counts against the run's `Budget` of calls, and the tokens providers report count against its
-tokens; the key is passed to every error as a secret to scrub and never appears in a repr.
+tokens; the key is passed to every error as a secret to scrub and never appears in a repr; a reply that repeats
+8 consecutive characters of the key (or an AWS secret) is refused (`LLMSecretEchoed`): a model cannot know the
+key, so its answer is not trusted, and the rubric plans the issue.
 
 Bounds (a model is hostile too): one attempt has a TOTAL deadline (`timeout`: connecting, sending, the headers
 and the body together; a server that drips one byte a second is cut when it passes, not only a silent one), and
@@ -15,6 +17,7 @@ a client for a test or a replay needs no HTTP library).
 """
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -23,8 +26,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from triage.http.retry import call_with_retries, verdict_from_exception, retry as retry_verdict, fail as fail_verdict
-from triage.llm.common import MAX_REPLY_BYTES, OUTPUT_MODES, Reply, Request, output_mode
-from triage.llm.errors import LLMConfigError, LLMError, LLMOversized, LLMTransient
+from triage.llm.common import MAX_REPLY_BYTES, OUTPUT_MODES, Reply, Request, output_mode, repeats_secret
+from triage.llm.errors import LLMConfigError, LLMError, LLMOversized, LLMSecretEchoed, LLMTransient
 from triage.llm.pricing import Prices
 
 PROVIDERS = ("openai", "anthropic", "bedrock")
@@ -208,6 +211,10 @@ class LLMClient:
                 self.budget.add_tokens(exc.input_tokens, exc.output_tokens)
                 raise
             self.budget.add_tokens(reply.input_tokens, reply.output_tokens)
+            if repeats_secret((reply.raw_text, json.dumps(reply.plan, ensure_ascii=False)), secrets):
+                raise LLMSecretEchoed("the reply repeats part of the model's credential, which the model cannot "
+                                      "know: the answer is not trusted", provider=c.provider, status=status,
+                                      input_tokens=reply.input_tokens, output_tokens=reply.output_tokens)
             return reply
 
         def on_transport_error(exc: BaseException):

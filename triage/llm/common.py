@@ -193,6 +193,31 @@ def _unfenced(text: str) -> str:
     return inner.strip()
 
 
+# A reply that repeats this many consecutive characters of a credential repeats the credential (the Action's
+# redactor masks runs of the same length: triage.action.redact.MIN_RUN).
+SECRET_RUN = 8
+
+
+def repeats_secret(texts: Iterable[str], secrets: Iterable[str], *, run: int = SECRET_RUN) -> bool:
+    """Whether any of `texts` holds `run` consecutive characters of one of `secrets` (a secret shorter than `run`:
+    the whole of it, when it has 4 or more characters). One pass per text; nothing about the match is returned."""
+    grams: set[str] = set()
+    whole: set[str] = set()
+    for secret in {s.strip() for s in secrets if s and s.strip()}:
+        if len(secret) >= run:
+            grams.update(secret[i:i + run] for i in range(len(secret) - run + 1))
+        elif len(secret) >= 4:
+            whole.add(secret)
+    if not grams and not whole:
+        return False
+    for text in texts:
+        if any(secret in text for secret in whole):
+            return True
+        if any(text[i:i + run] in grams for i in range(len(text) - run + 1)):
+            return True
+    return False
+
+
 def as_count(value: Any) -> int:
     """A token count from a usage field; anything that is not a non-negative integer counts as 0."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
@@ -231,7 +256,8 @@ def output_mode(mode: str | None) -> str:
 
 __all__ = ["Headers", "MAX_DEPTH", "MAX_REPLY_BYTES", "OUTPUT_MODES", "Reply", "Request", "SECRET_HEADERS",
            "as_count", "check_common", "check_name", "decode_json", "encode_json", "error_for_status", "header",
-           "json_depth", "loads_bounded", "output_mode", "parse_retry_after", "plan_from_text", "retry_after"]
+           "json_depth", "loads_bounded", "output_mode", "parse_retry_after", "plan_from_text", "repeats_secret",
+           "retry_after"]
 
 
 def reply_object(status: int, headers: Headers, body: bytes, error: Any, *, provider: str, now: float | None,

@@ -84,6 +84,12 @@ class LLMOversized(LLMError):
     never (a 100,000-deep array would exhaust the parser's recursion). Not repaired: the next reply can be the same."""
 
 
+class LLMSecretEchoed(LLMError):
+    """The reply repeats the model's credential (8 or more consecutive characters of the API key or an AWS secret):
+    the model cannot know it, so something between the run and the model is not what it seems, and the answer is not
+    trusted. Not repaired, not retried: the rubric plans the issue. The message never shows what was repeated."""
+
+
 class LLMBadRequest(LLMError):
     """The provider rejected the request (400/404/413/422 and other 4xx): a bug or a configuration error."""
 
@@ -93,5 +99,5 @@ class LLMConfigError(LLMError):
 
 
 __all__ = ["LLMAuthError", "LLMBadRequest", "LLMConfigError", "LLMContextExceeded", "LLMError", "LLMInvalidReply",
-           "LLMNoAnswer", "LLMOversized", "LLMQuotaExceeded", "LLMRateLimited", "LLMRefused", "LLMTransient",
-           "LLMTruncated", "MAX_MESSAGE", "scrub"]
+           "LLMNoAnswer", "LLMOversized", "LLMQuotaExceeded", "LLMRateLimited", "LLMRefused", "LLMSecretEchoed",
+           "LLMTransient", "LLMTruncated", "MAX_MESSAGE", "scrub"]

@@ -6,6 +6,10 @@
   subject, or its own settings in the title, still count.
 - AOTAutograd has its own vocabulary (aot_function/aot_module, the joint graph, the partitioner,
   torch/_functorch/_aot_autograd/), for `module: aotdispatch` and `module: pt2-dispatcher`.
+- A user's own Triton kernel is wrapped and launched by Inductor: `module: user triton` comes with Inductor's.
+- Dynamo runs `__torch_function__`, speculates a custom `autograd.Function`, and traces a tensor subclass first; the
+  `__torch_dispatch__` side (FakeTensor, dispatch modes) stays the dispatcher's.
+- On the CPU route, the CPU named beside Inductor (the route's own evidence) is `module: cpu inductor`.
 - Routing: a compiled script that puts its tensors on the CPU runs the CPU backend's C++; `export(...)` called bare
   is torch.export.
 
@@ -26,6 +30,7 @@ PT2 = Path(__file__).resolve().parents[1] / "queues" / "pt2"
 DYNAMO, INDUCTOR = "module: dynamo", "module: inductor"
 AOTD, DISPATCHER = "module: aotdispatch", "module: pt2-dispatcher"
 EXPORT, CPU = "oncall: export", "oncall: cpu inductor"
+USER_TRITON, CPU_MODULE = "module: user triton", "module: cpu inductor"
 BUG = "### 🐛 Describe the bug\n\n"
 
 
@@ -88,6 +93,42 @@ CASES = {
         BUG + "```\n  File \"torch/_functorch/_aot_autograd/collect_metadata_analysis.py\", line 210, in inner\n"
         "AssertionError: ViewAndMutationMeta mismatch\n```",
         (AOTD, DISPATCHER), ()),
+    "user-triton-kernel-is-inductor-too": (
+        "Compiled step calling our own @triton.jit kernel reads stale data on the second call",
+        BUG + "```python\nimport triton\n@triton.jit\ndef scale_kernel(x_ptr, n, BLOCK: tl.constexpr):\n    ...\n"
+        "@torch.compile\ndef step(x):\n    scale_kernel[grid](x, x.numel(), BLOCK=256)\n    return x * 2\n```",
+        (USER_TRITON, INDUCTOR), ()),
+    "generated-triton-kernel-is-not-user-triton": (
+        "[inductor] the Triton kernel generated for a softmax spills registers on H100",
+        BUG + "TORCH_LOGS=output_code shows one persistent reduction with 512 threads.",
+        (INDUCTOR,), (USER_TRITON,)),
+    "torch-function-subclass-is-dynamo": (
+        "Compiling a function on a tensor subclass that overrides __torch_function__ drops the override",
+        BUG + "```python\nclass Tagged(torch.Tensor):\n    @classmethod\n"
+        "    def __torch_function__(cls, func, types, args=(), kwargs=None):\n        ...\n```",
+        (DYNAMO,), ()),
+    "custom-autograd-function-is-dynamo": (
+        "Custom torch.autograd.Function with ctx.mark_non_differentiable errors under torch.compile",
+        BUG + "```python\nclass Clip(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
+        "        ctx.mark_non_differentiable(x)\n        return x.clamp(0, 1)\n```",
+        (DYNAMO,), ()),
+    "dispatch-mode-fake-tensor-is-not-dynamo": (
+        "FakeTensor propagation under a __torch_dispatch__ logging mode loses the output strides",
+        BUG + "The mode records every aten call; with fake tensors the recorded outputs are all contiguous.",
+        (DISPATCHER,), (DYNAMO,)),
+    "cpu-named-beside-inductor-is-cpu-inductor": (
+        "[inductor][cpu] vectorized sum over the last dim gives wrong totals on x86",
+        BUG + "```python\nx = torch.randn(4, 1000)\nprint(torch.compile(lambda t: t.sum(-1))(x) - x.sum(-1))\n```",
+        (INDUCTOR, CPU_MODULE), ()),
+    "cpp-compile-error-is-cpu-inductor": (
+        "Compiled bucketize over int8 boundaries does not build",
+        BUG + "```\ntorch._inductor.exc.InductorError: CppCompileError: C++ compile error\n"
+        "error: no matching function for call to 'VecMask<float, 1>::from'\n```",
+        (CPU_MODULE,), ()),
+    "gpu-inductor-issue-is-not-cpu-inductor": (
+        "[inductor] CUDA kernel for a strided gather is slow",
+        BUG + "Copying the output back to cpu shows the compiled gather takes 3 ms where eager takes 1 ms.",
+        (INDUCTOR,), (CPU_MODULE,)),
 }
 
 
@@ -117,3 +158,11 @@ def test_onnx_export_is_not_torch_export(bundle):
     p = plan(bundle, "Compiled model cannot be saved",
              BUG + "```python\nimport torch\ntorch.onnx.export(torch.compile(m), (x,), 'm.onnx')\n```")
     assert p.sub_oncall != EXPORT, p.step(2).reason
+
+
+def test_the_cpu_module_follows_the_cpu_route_only(bundle):
+    gpu = plan(bundle, "[inductor] CUDA kernel for a strided gather is slow",
+               BUG + "Copying the output back to cpu shows the compiled gather takes 3 ms where eager takes 1 ms.")
+    assert gpu.sub_oncall != CPU, gpu.step(2).reason
+    cpu = plan(bundle, "[inductor] vectorized sum over the last dim gives wrong totals on an x86 CPU", BUG)
+    assert cpu.sub_oncall == CPU, cpu.step(2).reason

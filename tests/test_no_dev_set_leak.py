@@ -1,8 +1,9 @@
-"""The rubric and the code must not know the dev set: no dev issue number, no dev issue title.
+"""The rubrics and the code must not know the eval sets: no issue number, no issue title of any of them.
 
-Tuning a rule to one dev record is overfitting that the held-out set punishes, so this guards it mechanically.
+Tuning a rule to one record is overfitting that the held-out sets punish, so this guards it mechanically, for every
+eval set a queue is tuned on: the distributed queue's dev.jsonl and dev2.jsonl, and the pt2 queue's pt2-dev.jsonl.
 Numbers are checked against sha256 hashes kept in tests/data/ (so a fresh clone without ../shared is still
-guarded); titles need the dev set itself and are checked only when it is present.
+guarded); titles need the set itself and are checked only when it is present.
 """
 
 from __future__ import annotations
@@ -16,7 +17,14 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-HASHES = ROOT / "tests" / "data" / "dev_issue_number_hashes.txt"
+DATA = ROOT / "tests" / "data"
+# eval set (under ../shared/eval/) -> the hash list of its issue numbers
+SETS = {
+    "dev.jsonl": DATA / "dev_issue_number_hashes.txt",
+    "dev2.jsonl": DATA / "dev2_issue_number_hashes.txt",
+    "pt2-dev.jsonl": DATA / "pt2_dev_issue_number_hashes.txt",
+}
+HASHES = SETS["dev.jsonl"]
 SCANNED = ["triage", "queues", "entrypoint.py", "action.yml"]
 MIN_TITLE = 20
 # Whole tokens of 4+ digits: smaller numbers are common ints, and dev issue numbers all have more digits.
@@ -24,9 +32,9 @@ MIN_TITLE = 20
 NUMBER = re.compile(r"(?<![\w.])\d{4,}(?!\w|\.\d)")
 
 
-def _dev_set() -> Path | None:
+def _dev_set(name: str = "dev.jsonl") -> Path | None:
     shared = Path(os.environ.get("PTD_SHARED_DIR") or ROOT.parent / "shared")
-    path = shared / "eval" / "dev.jsonl"
+    path = shared / "eval" / name
     return path if path.is_file() else None
 
 
@@ -34,8 +42,8 @@ def _digest(number: str) -> str:
     return hashlib.sha256(number.encode()).hexdigest()
 
 
-def _hashes() -> set[str]:
-    lines = HASHES.read_text(encoding="utf-8").splitlines()
+def _hashes(path: Path = HASHES) -> set[str]:
+    lines = path.read_text(encoding="utf-8").splitlines()
     return {line.strip() for line in lines if line.strip() and not line.startswith("#")}
 
 
@@ -66,13 +74,16 @@ def leaked_numbers(files: list[Path], hashes: set[str], root: Path = ROOT) -> li
 def test_the_scan_covers_the_rubric_and_code():
     names = {p.relative_to(ROOT).as_posix() for p in _scanned_files()}
     assert "queues/distributed/labels.json" in names
+    assert "queues/pt2/rubric.yaml" in names
     assert any(n.startswith("triage/") and n.endswith(".py") for n in names)
-    assert len(_hashes()) >= 100  # the hash list is the dev set's, not an empty file
+    for path in SETS.values():
+        assert len(_hashes(path)) >= 100, path  # the hash list is the set's, not an empty file
 
 
-def test_no_dev_issue_number_in_rubric_or_code():
-    leaks = leaked_numbers(_scanned_files(), _hashes())
-    assert not leaks, "dev-set issue numbers found (tune rules to patterns, not records): " + "; ".join(leaks)
+@pytest.mark.parametrize("name", sorted(SETS))
+def test_no_dev_issue_number_in_rubric_or_code(name):
+    leaks = leaked_numbers(_scanned_files(), _hashes(SETS[name]))
+    assert not leaks, f"{name} issue numbers found (tune rules to patterns, not records): " + "; ".join(leaks)
 
 
 def test_number_scan_catches_a_planted_number(tmp_path):
@@ -85,18 +96,20 @@ def test_number_scan_catches_a_planted_number(tmp_path):
     assert hits == ["rule.yaml: 123457", "rule.yaml: 123457"]
 
 
-def test_hash_list_matches_the_dev_set():
-    dev = _dev_set()
+@pytest.mark.parametrize("name", sorted(SETS))
+def test_hash_list_matches_the_dev_set(name):
+    dev = _dev_set(name)
     if dev is None:
-        pytest.skip("dev set absent (fresh clone): the stored hashes are used as they are")
+        pytest.skip(f"{name} absent (fresh clone): the stored hashes are used as they are")
     numbers = {json.loads(line)["issue"]["number"] for line in dev.read_text().splitlines() if line.strip()}
-    assert {_digest(str(n)) for n in numbers} == _hashes(), "regenerate tests/data/dev_issue_number_hashes.txt"
+    assert {_digest(str(n)) for n in numbers} == _hashes(SETS[name]), f"regenerate {SETS[name].relative_to(ROOT)}"
 
 
-def test_no_dev_issue_title_in_rubric_or_code():
-    dev = _dev_set()
+@pytest.mark.parametrize("name", sorted(SETS))
+def test_no_dev_issue_title_in_rubric_or_code(name):
+    dev = _dev_set(name)
     if dev is None:
-        pytest.skip("dev set absent: titles cannot be checked without it")
+        pytest.skip(f"{name} absent: titles cannot be checked without it")
     titles = {
         json.loads(line)["issue"]["title"].strip().lower()
         for line in dev.read_text().splitlines()
@@ -108,4 +121,4 @@ def test_no_dev_issue_title_in_rubric_or_code():
     for path in _scanned_files():
         text = " ".join(_text(path).lower().split())
         leaks += [f"{path.relative_to(ROOT)}: {t!r}" for t in titles if " ".join(t.split()) in text]
-    assert not leaks, "dev-set titles found in rubric or code: " + "; ".join(leaks)
+    assert not leaks, f"{name} titles found in rubric or code: " + "; ".join(leaks)

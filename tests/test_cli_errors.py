@@ -39,6 +39,17 @@ def closed_port() -> int:
     (["plan", "--format", "xml", ISSUE], "--format"),
     (["plan", ISSUE, "--planner", "oracle"], "--planner"),
     (["replay", "--repo", "o/r", "--max-issues", "many"], "--max-issues"),
+    (["sweep", "--repo", "o/r", "--timeout", "inf"], "--timeout"),
+    (["sweep", "--repo", "o/r", "--skip-recent", "-5"], "--skip-recent"),
+    (["sweep", "--repo", "o/r", "--skip-recent", "nan"], "--skip-recent"),
+    (["sweep", "--repo", "o/r", "--not-before-mode", "never"], "--not-before-mode"),
+    (["plan", ISSUE, "--planner", "llm", "--llm-price", "-1", "2"], "--llm-price"),
+    (["plan", ISSUE, "--llm-price", "1", "inf"], "--llm-price"),
+    (["plan", ISSUE, "--llm-timeout", "inf"], "--llm-timeout"),
+    (["plan", ISSUE, "--llm-max-calls", "0"], "--llm-max-calls"),
+    (["eval", "x.jsonl", "--min-module-f1", "nan"], "--min-module-f1"),
+    (["eval", "x.jsonl", "--thresholds", "a,b"], "--thresholds"),
+    (["labels", "sync"], "--repo"),
     (["plan"], "FILE"),
     (["sweep"], "--repo"),
     (["frobnicate"], "COMMAND"),
@@ -50,6 +61,22 @@ def test_a_bad_flag_is_one_line_naming_it_and_exit_2(args, flag):
     lines = proc.stderr.splitlines()
     assert len(lines) == 1, proc.stderr
     assert lines[0].startswith("ptd-triage: error: ") and flag in lines[0] and "--help" in lines[0]
+
+
+@pytest.mark.parametrize("args, flag", [
+    (["sweep", "--repo", "o/r", "--max-issues", "100000"], "--max-issues"),  # checked after parsing
+    (["sweep", "--repo", "o/r/x"], "--repo"),
+    (["sweep", "--repo", "o/r", "--api-url", "ftp://example.com"], "--api-url"),
+    (["plan", ISSUE, "--planner", "llm"], "--llm-model"),
+    (["plan", ISSUE, "--config", "/nonexistent/queue"], "/nonexistent/queue"),
+    (["plan", ISSUE, "--templates", "/nonexistent/templates"], "/nonexistent/templates"),
+    (["eval", "/nonexistent.jsonl"], "/nonexistent.jsonl"),
+])
+def test_a_bad_value_found_after_parsing_is_one_line_too(args, flag):
+    proc = cli(*args, env={"GITHUB_TOKEN": "t0ken-for-the-test"})
+    assert proc.returncode == 2 and proc.stdout == ""
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ptd-triage: error: ") and flag in lines[0], proc.stderr
 
 
 def test_in_actions_the_line_is_also_an_annotation():
@@ -79,6 +106,24 @@ def test_a_refused_connection_fails_within_5_seconds():
     elapsed = time.monotonic() - started
     assert proc.returncode == 1
     assert "connection refused" in proc.stderr and elapsed < 5, (elapsed, proc.stderr)
+
+
+def test_a_host_name_that_does_not_exist_fails_within_5_seconds():
+    # .invalid never resolves (RFC 6761); a resolver that cannot be reached at all answers "try again", which is
+    # retried as a blip should be, so the test needs one that answers.
+    try:
+        socket.getaddrinfo("api.nonexistent.invalid", 443)
+        pytest.skip("this machine resolves .invalid")
+    except socket.gaierror as exc:
+        if exc.errno != socket.EAI_NONAME:
+            pytest.skip(f"no resolver answers here ({exc})")
+    started = time.monotonic()
+    proc = cli("sweep", "--repo", "o/r", "--dry-run", "--api-url", "http://api.nonexistent.invalid",
+               env={"GITHUB_TOKEN": "t0ken-for-the-test"})
+    elapsed = time.monotonic() - started
+    assert proc.returncode == 1
+    assert "no such host name: api.nonexistent.invalid: is the API URL right?" in proc.stderr and elapsed < 5, \
+        (elapsed, proc.stderr)
 
 
 def test_the_action_fails_fast_on_a_refused_api_url(fake_github, tmp_path):

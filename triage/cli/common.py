@@ -9,6 +9,7 @@ through `github_client`, which imports it when called.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from pathlib import Path
@@ -95,13 +96,36 @@ class CliError(Exception):
         self.status = status
 
 
-def positive_seconds(text: str) -> float:
+def _finite(text: str, what: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+        raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+    if not math.isfinite(value):  # float() reads "inf" and "nan": neither is a time or a price
+        raise argparse.ArgumentTypeError(f"{text!r} is not {what}")
+    return value
+
+
+def positive_seconds(text: str) -> float:
+    value = _finite(text, "a number of seconds")
     if not value > 0:
         raise argparse.ArgumentTypeError("must be more than 0 seconds")
+    return value
+
+
+def seconds(text: str) -> float:
+    """0 or more seconds."""
+    value = _finite(text, "a number of seconds")
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be 0 seconds or more")
+    return value
+
+
+def dollars(text: str) -> float:
+    """A price: US dollars per million tokens, 0 or more."""
+    value = _finite(text, "a price in US dollars")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: a price cannot be negative")
     return value
 
 
@@ -196,7 +220,7 @@ def add_planner_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--llm-output-mode", choices=("auto", "json_schema", "tool"), default="auto",
                        help="auto (default): json_schema for every provider; tool: a forced tool, only for an "
                             "older anthropic or bedrock model without structured outputs")
-    group.add_argument("--llm-price", nargs=2, type=float, metavar=("IN", "OUT"),
+    group.add_argument("--llm-price", nargs=2, type=dollars, metavar=("IN", "OUT"),
                        help="US dollars per million input and output tokens, for cost estimates")
 
 

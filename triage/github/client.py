@@ -27,6 +27,7 @@ import base64
 import binascii
 import random
 import re
+import socket
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -60,8 +61,10 @@ _COLOR_RE = re.compile(r"^[0-9A-Fa-f]{6}$")
 _TRANSPORT_ERRORS = (requests.ConnectionError, requests.Timeout)
 
 
-def _refused(exc: BaseException) -> bool:
-    """Whether the connection was refused (ECONNREFUSED), found through requests' and urllib3's wrappers."""
+def _wrong_address(exc: BaseException) -> str | None:
+    """Why nothing can ever answer at the API URL, or None when a retry may help: the connection was refused
+    (ECONNREFUSED: nothing listens there) or the host name does not exist (EAI_NONAME; a resolver that is only
+    failing for now says EAI_AGAIN, which is retried). Found through requests' and urllib3's wrappers."""
     seen: set[int] = set()
     todo: list[object] = [exc]
     while todo:
@@ -70,9 +73,11 @@ def _refused(exc: BaseException) -> bool:
             continue
         seen.add(id(item))
         if isinstance(item, ConnectionRefusedError):
-            return True
+            return "connection refused by"
+        if isinstance(item, socket.gaierror) and item.errno == socket.EAI_NONAME:
+            return "no such host name:"
         todo += [item.__cause__, item.__context__, getattr(item, "reason", None), *item.args]
-    return False
+    return None
 
 
 class GitHubClient:
@@ -209,9 +214,10 @@ class GitHubClient:
         def verdict(exc: BaseException) -> Verdict:
             if not isinstance(exc, _TRANSPORT_ERRORS):
                 raise exc  # our own refusals (budget, off-host link) and bugs are not retried
-            if _refused(exc):  # nothing listens there: a wrong API URL, not a blip; retrying only makes it slow
+            wrong = _wrong_address(exc)
+            if wrong:  # a wrong API URL, not a blip: retrying only makes it slow (about 33 s)
                 raise self._error(Transient, None, method, path,
-                                  f"connection refused by {urlsplit(self.api_url).netloc}: is the API URL right?")
+                                  f"{wrong} {urlsplit(self.api_url).netloc}: is the API URL right?")
             # A connect timeout means nothing was sent; anything later may have reached GitHub.
             maybe_processed = not isinstance(exc, requests.ConnectTimeout)
             return retry(self._error(Transient, None, method, path, type(exc).__name__),

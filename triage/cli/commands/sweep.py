@@ -14,7 +14,7 @@ import sys
 
 from triage.cli.common import (CliError, add_config_options, add_github_options, add_planner_options,
                                check_model_prompt, github_client, load_config, planner_from_args, positive_seconds,
-                               run_command)
+                               run_command, seconds)
 from triage.service.cutoff import MODES, parse_not_before
 from triage.service.limits import MAX_SWEEP
 
@@ -36,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--json", action="store_true", help="print the sweep as one JSON document on stdout")
     parser.add_argument("--timeout", type=positive_seconds, default=None, metavar="SECONDS",
                         help="stop starting new issues after this long (what is left is reported)")
-    parser.add_argument("--skip-recent", type=float, default=600.0, metavar="SECONDS",
+    parser.add_argument("--skip-recent", type=seconds, default=600.0, metavar="SECONDS",
                         help="leave issues updated in the last SECONDS to their own event run (default 600; 0 takes all)")
     parser.add_argument("--bot-login", default="github-actions[bot]",
                         help="the account the token writes as: only its comments count as ours")
@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     client = github_client(args, write=not args.dry_run)
     triager = Triager(client, bundle, repo=args.repo, queue_label=args.queue_label or None,
                       planner=planner, dry_run=args.dry_run,
-                      own_logins=(args.bot_login,), recent_seconds=max(args.skip_recent, 0.0),
+                      own_logins=(args.bot_login,), recent_seconds=args.skip_recent,
                       not_before=args.not_before, not_before_mode=args.not_before_mode)
     sweep = triager.sweep(args.max_issues, seconds=args.timeout,
                           on_result=lambda r: print(line_for(r), file=sys.stderr, flush=True))

@@ -294,6 +294,23 @@ def test_reserve_reached_raises_budget_exhausted_with_nothing_sent(stand_in):
     assert not stand_in.limits_tripped and stand_in.vclock.slept == []
 
 
+@with_options(rate_limits=RateLimits(core_per_hour=6))
+def test_a_scoped_reserve_holds_inside_its_block_only(stand_in):
+    """`reserve(n)` (a sweep's reserve for the event runs after it) refuses inside the block and is gone after it;
+    the larger of it and `min_remaining` holds; nesting keeps the larger."""
+    seed(stand_in, 1)
+    client = on_stand_in(stand_in, min_remaining=1)
+    client.get_issue(REPO, 1)
+    client.get_issue(REPO, 1)
+    assert client.rate.remaining == 4
+    with client.reserve(4):
+        with client.reserve(2), pytest.raises(BudgetExhausted, match=r"reserve reached: 4 of 6 .*\(reserve 4\)"):
+            client.get_issue(REPO, 1)
+    assert client.scoped_reserve == 0 and client.min_remaining == 1
+    client.get_issue(REPO, 1)  # the block is over: the client's own reserve (1) is what holds
+    assert client.rate.remaining == 3 and not stand_in.limits_tripped
+
+
 @with_options(rate_limits=RateLimits(core_per_hour=2))
 def test_an_exhausted_budget_that_resets_soon_is_waited_for(stand_in):
     seed(stand_in, 1)

@@ -62,4 +62,5 @@ def test_a_sweep_that_reaches_its_api_reserve_stops_cleanly_and_counts_what_it_l
         assert first.stopped and "budget" in first.stopped and first.left > 0
         assert first.left + len(first.triaged) == first.found == 30
         assert not fake.limits_tripped  # it stopped before GitHub had to refuse anything
+        assert client.min_remaining == 10 and client.scoped_reserve == 0  # the sweep's reserve was its own
         assert all(MARKER in fake.issue_labels(REPO, r.number) for r in first.triaged)

@@ -13,9 +13,9 @@ Why it is shaped like this:
   limits, then backoff; give up instead of sleeping past `max_wait` or the deadline).
 - Every request has a connect and a read timeout, both cut to what is left of the current deadline
   (`with client.deadline(seconds):`), so one stalled issue ends as `BudgetExhausted` and a sweep goes on.
-- The primary budget is read from the `x-ratelimit-*` headers of every response (`client.rate`); once
-  `min_remaining` is reached, calls raise `BudgetExhausted` with nothing sent (unless the window resets within
-  `max_wait`), so a sweep stops cleanly with what is left reported.
+- The primary budget is read from the `x-ratelimit-*` headers of every response (`client.rate`); once the reserve
+  (`min_remaining`, or more within `with client.reserve(n):`) is reached, calls raise `BudgetExhausted` with nothing
+  sent (unless the window resets within `max_wait`), so a sweep stops cleanly with what is left reported.
 - Content-creating requests are paced under GitHub's secondary limits (`WritePacer`); reads are not.
 - Creating a comment is not idempotent: after a 5xx/timeout GitHub may or may not have stored it, so it is only
   retried when a dedupe marker lets us look first. Rate-limit refusals were not processed and are always safe.
@@ -105,6 +105,7 @@ class GitHubClient:
         self.max_retries = max_retries
         self.max_wait = max_wait
         self.min_remaining = min_remaining
+        self.scoped_reserve = 0  # see reserve()
         self.deadline_at: float | None = None  # absolute clock() time; see deadline()
         self._sleep = sleep
         self._clock = clock
@@ -146,6 +147,18 @@ class GitHubClient:
         finally:
             self.deadline_at = previous
 
+    @contextmanager
+    def reserve(self, requests: int):
+        """Within the block, calls leave at least `requests` of the budget unused (or `min_remaining`, if larger):
+        a sweep keeps a reserve for the event runs after it without changing the client for whoever uses it next.
+        Nested reserves keep the larger one."""
+        previous = self.scoped_reserve
+        self.scoped_reserve = max(previous, requests)
+        try:
+            yield self
+        finally:
+            self.scoped_reserve = previous
+
     def stats(self) -> dict[str, Any]:
         """What this client spent: requests by kind, the last known budget, seconds waited for write pacing."""
         rate = self.rate
@@ -181,7 +194,8 @@ class GitHubClient:
         """Before sending: when the budget is down to the reserve, wait for the window to reset if that is soon
         (and within the deadline), else refuse with nothing sent."""
         rate = self.rates.get("search" if kind == "search" else "core")
-        if rate is None or rate.remaining > self.min_remaining:
+        reserve = max(self.min_remaining, self.scoped_reserve)
+        if rate is None or rate.remaining > reserve:
             return
         now = self._clock()
         if now >= rate.reset:
@@ -193,7 +207,7 @@ class GitHubClient:
             return
         raise self._error(BudgetExhausted, None, method, path,
                           f"rate-limit reserve reached: {rate.remaining} of {rate.limit} {rate.resource} requests "
-                          f"left (reserve {self.min_remaining}), window resets in {wait:.0f}s; nothing sent")
+                          f"left (reserve {reserve}), window resets in {wait:.0f}s; nothing sent")
 
     def _send(self, method: str, target: str, params, body, path: str, kind: str) -> requests.Response:
         """One HTTP exchange (the retry loop's `send`)."""

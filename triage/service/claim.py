@@ -13,7 +13,7 @@ once only one can be the creator. So just before posting, a run reacts 👀 to t
   comments, just read, are what decides.
 The claim costs one request per posted comment; the waiting only happens to a run that lost.
 
-May import: the standard library, `triage.core`.
+May import: the standard library, `triage.core`, `triage.service.ports`.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from typing import Any, Callable
 
 from triage.core.policy import already_posted
 from triage.core.snapshot import IssueSnapshot
+from triage.service.ports import GitHubPort
 
 CLAIM_CONTENT = "eyes"
 CLAIM_FRESH_SECONDS = 600.0  # a claim younger than this is a run in progress (the sweep's "recent" window too)
@@ -44,7 +45,7 @@ def _age(stamp: Any, now: float) -> float | None:
     return now - (when if when.tzinfo else when.replace(tzinfo=timezone.utc)).timestamp()
 
 
-def may_post(client: Any, repo: str, issue: dict, snapshot: IssueSnapshot, template: str,
+def may_post(client: GitHubPort, repo: str, issue: dict, snapshot: IssueSnapshot, template: str,
              own_logins: frozenset[str] | None, *, clock: Callable[[], float] = time.time,
              sleep: Callable[[float], None] = time.sleep, wait: float = CLAIM_WAIT_SECONDS) -> tuple[bool, str]:
     """(post?, why) for `template` on the issue: claims it, and when another run holds a fresh claim, waits for

@@ -21,7 +21,7 @@ across sweeps, late events and re-runs until a person removes the review label, 
 in a sweep, an issue updated in the last `recent_seconds` (its own event run is about to take it or is taking it).
 
 May import: the standard library, `triage.config`, `triage.core`, `triage.planners`, `triage.http.errors`, `triage.github.names`,
-`triage.service.*`. The GitHub client is passed in.
+`triage.service.*`. The GitHub client is passed in, typed as what the service needs of it (triage.service.ports).
 """
 
 from __future__ import annotations
@@ -40,12 +40,14 @@ from triage.core.snapshot import InputError, IssueSnapshot, snapshot_from_json
 from triage.core.vocab import Outcome
 from triage.core.writes import UnsafeWrite, planned_writes
 from triage.github.names import is_bot_account
+from triage.http.errors import BudgetExhausted, HTTPError, is_fatal_for_run
 from triage.planners import plan_issue
 from triage.planners.base import Planner
 from triage.service.apply import Applied, apply_writes
 from triage.service.claim import CLAIM_WAIT_SECONDS, may_post
 from triage.service.cutoff import NO_COMMENT, created_before
 from triage.service.limits import SWEEP_API_RESERVE
+from triage.service.ports import GitHubPort
 
 SEARCH_PAGE = 100  # results per search page (GitHub's maximum)
 RECENT = "updated in the last few minutes: left to its own event run"
@@ -111,6 +113,9 @@ class SweepResult:
     not_before_mode: str = "skip"
     before_cutoff: int = 0  # queue issues created before the cut-off: not triaged (skip), or labelled only
 
+    def skip(self, why: str) -> None:
+        self.skipped[why] = self.skipped.get(why, 0) + 1
+
     @property
     def failed(self) -> list[IssueResult]:
         return [r for r in self.results if r.error]
@@ -155,7 +160,7 @@ def _updated_seconds_ago(issue: Mapping[str, Any], now: float) -> float | None:
 
 
 class Triager:
-    def __init__(self, client: Any, bundle: Bundle, *, repo: str, queue_label: str | None = None,
+    def __init__(self, client: GitHubPort, bundle: Bundle, *, repo: str, queue_label: str | None = None,
                  planner: Planner | None = None, dry_run: bool = False, own_logins: Iterable[str] = (),
                  issue_seconds: float | None = 120.0, recent_seconds: float = 600.0,
                  clock: Callable[[], float] = time.time, claim_wait: float = CLAIM_WAIT_SECONDS,
@@ -189,24 +194,19 @@ class Triager:
         issue as just read (e.g. by the sweep's re-read) and is used instead of reading it again. A GitHub failure
         ends up in `error`, with whatever was written before it, so a sweep goes on and reports the truth.
         `cutoff`: an issue created before it gets labels but no comment (the sweep's labels-only not-before)."""
-        from triage.http.errors import is_fatal_for_run
-
         result = IssueResult(number=number, dry_run=self.dry_run, forced=force, words=self.words)
-        before = getattr(self.client, "request_count", 0)
-        deadline = getattr(self.client, "deadline", None)
+        before = self.client.request_count
         started = time.monotonic()
         try:
-            with (deadline(self.issue_seconds) if callable(deadline) and self.issue_seconds else _nothing()):
+            with self.client.deadline(self.issue_seconds or None):
                 self._triage(result, number, force=force, require_queue=require_queue, issue=issue,
                              leave_recent=leave_recent, cutoff=cutoff)
         except (InputError, UnsafeWrite, TemplatesError) as exc:
             result.error = str(exc)
-        except Exception as exc:  # noqa: BLE001 - GitHub errors: typed in triage.http.errors
-            if not _is_http_error(exc):
-                raise
+        except HTTPError as exc:
             result.error = str(exc)
             result.fatal = is_fatal_for_run(exc)
-            result.out_of_budget = _is_budget(exc)
+            result.out_of_budget = isinstance(exc, BudgetExhausted)
             if result.out_of_budget and self.issue_seconds and time.monotonic() - started >= self.issue_seconds:
                 # The issue's own time ran out (a stalled planner: a model that drips its answer), not the API
                 # budget: a failure to report, with the issue named, never a clean "budget spent" stop.
@@ -214,7 +214,7 @@ class Triager:
                 result.error = (f"the issue took longer than its {self.issue_seconds:g} s (issue-timeout); the "
                                 f"planner stalled? {exc}")
         finally:
-            result.requests = getattr(self.client, "request_count", 0) - before
+            result.requests = self.client.request_count - before
         return result
 
     def _triage(self, result: IssueResult, number: int, *, force: bool, require_queue: bool,
@@ -326,97 +326,97 @@ class Triager:
             return None, None
         return (self.not_before, None) if self.not_before_mode == "skip" else (None, self.not_before)
 
-    def sweep(self, max_issues: int, *, seconds: float | None = None,
+    def sweep(self, max_issues: int, *, seconds: float | None = None, reserve: int = SWEEP_API_RESERVE,
               on_result: Callable[[IssueResult], None] | None = None) -> SweepResult:
         """Triage open queue issues without the marker and not waiting for a person, oldest first, up to
         `max_issues`, reading the search a page at a time by key (see `queue`), so labelling issues never makes
         it miss one, and it reads no page it will not use. Each issue is re-read before planning (search results
         lag). Issues updated in the last `recent_seconds` are left to their own event run. Stops cleanly when the
-        API budget, the time budget or the issue budget runs out, and counts what it left for the next sweep."""
-        from triage.http.errors import HTTPError
+        API budget, the time budget or the issue budget runs out, and counts what it left for the next sweep.
 
-        query = self.sweep_query()
-        result = SweepResult(query=query, not_before=self.not_before, not_before_mode=self.not_before_mode)
-        skip_before, labels_only = self._cutoffs()
-        started = self.clock()
-        # Keep a reserve of the hourly API budget: when it is reached the client refuses (nothing sent), the
-        # issue is reported as failed-and-fatal and the sweep stops cleanly; the next sweep takes what is left.
-        if hasattr(self.client, "min_remaining"):
-            self.client.min_remaining = max(getattr(self.client, "min_remaining", 0), SWEEP_API_RESERVE)
-        done = 0
-        found: int | None = None
-        left = 0
-        stop: str | None = None
+        `reserve`: requests of the hourly API budget this sweep leaves to the event runs that follow it. When it
+        is reached the client refuses with nothing sent, and the sweep stops cleanly; the next sweep takes what
+        is left. It holds for this sweep only: the client is handed back as it came."""
+        result = SweepResult(query=self.sweep_query(), not_before=self.not_before,
+                             not_before_mode=self.not_before_mode)
+        walk = _Walk(max_issues=max_issues, seconds=seconds, started=self.clock(), on_result=on_result)
         try:
-            if skip_before:  # one search request: GitHub's count of the queue issues the cut-off leaves alone
-                result.before_cutoff = self.client.search_page(f"{query} created:<{skip_before}")[1]
-            for item, total, index in self.queue(query, after=skip_before):
-                found = total if found is None else found
-                left = total - index  # this issue and those after it, as GitHub counted them for this page
-                if done >= max_issues:
-                    stop = f"max-issues ({max_issues}) reached"
-                    break
-                if seconds is not None and self.clock() - started > seconds:
-                    stop = f"the sweep's time budget ({seconds:g} s) ran out"
-                    break
-                age = _updated_seconds_ago(item, self.clock())
-                if age is not None and age < self.recent_seconds:  # recent even in the search's copy: not read
-                    result.skipped[RECENT] = result.skipped.get(RECENT, 0) + 1
-                    continue
-                issue_result = self.triage(item["number"], leave_recent=True, cutoff=labels_only)
-                if issue_result.left and issue_result.error is None:
-                    result.skipped[issue_result.left] = result.skipped.get(issue_result.left, 0) + 1
-                    continue
-                if issue_result.error is None and issue_result.plan is not None \
-                        and issue_result.plan.outcome == Outcome.NOTHING_TO_DO and not issue_result.labels_written:
-                    # The search's copy was stale (its index lags our writes): already processed, not counted.
-                    why = "already processed (the search index lags)"
-                    result.skipped[why] = result.skipped.get(why, 0) + 1
-                    continue
-                if issue_result.out_of_budget and not issue_result.applied.labels \
-                        and not issue_result.applied.comment_template:
-                    # The run's own budget said stop before this issue was written: a clean stop, not a failure;
-                    # the issue is left for the next sweep with the others.
-                    stop = f"the API budget ran out: {issue_result.error}"
-                    break
-                done += 1
-                result.before_cutoff += issue_result.before_cutoff
-                result.results.append(issue_result)
-                if on_result is not None:
-                    on_result(issue_result)
-                if issue_result.fatal:
-                    stop = f"GitHub refused in a way that would fail every issue: {issue_result.error}"
-                    break
-        except HTTPError as exc:
-            if _is_budget(exc):
-                stop = f"the API budget ran out: {exc}"
+            with self.client.reserve(reserve):
+                self._walk(result, walk)
+        except HTTPError as exc:  # the search's own (each issue's errors are in its result)
+            if isinstance(exc, BudgetExhausted):
+                walk.stop = f"the API budget ran out: {exc}"
             else:
                 result.results.append(IssueResult(number=None, error=f"search failed: {exc}", fatal=True))
-                stop = "the search failed"
-        result.found = found or 0
-        if stop and not stop.startswith("GitHub refused"):  # includes the issue it stopped at
-            result.left = max(left, 0)
-        elif stop:
-            result.left = max(left - 1, 0)  # the failed issue itself is reported, not left
-        result.stopped = stop
+                walk.stop = "the search failed"
+        result.found = walk.found or 0
+        result.stopped = walk.stop
+        if walk.stop:  # the issue it stopped at is left too, unless it is reported as failed
+            result.left = max(walk.left - (1 if walk.failed_at_stop else 0), 0)
         return result
 
+    def _walk(self, result: SweepResult, walk: _Walk) -> None:
+        """The sweep's loop over the queue; sets `walk.stop` when something ends it early."""
+        skip_before, labels_only = self._cutoffs()
+        if skip_before:  # one search request: GitHub's count of the queue issues the cut-off leaves alone
+            result.before_cutoff = self.client.search_page(f"{result.query} created:<{skip_before}")[1]
+        for item, total, index in self.queue(result.query, after=skip_before):
+            walk.found = total if walk.found is None else walk.found
+            walk.left = total - index  # this issue and those after it, as GitHub counted them for this page
+            walk.stop = walk.spent(self.clock())
+            if walk.stop:
+                return
+            age = _updated_seconds_ago(item, self.clock())
+            if age is not None and age < self.recent_seconds:  # recent even in the search's copy: not read
+                result.skip(RECENT)
+                continue
+            walk.stop = self._tally(result, walk, self.triage(item["number"], leave_recent=True, cutoff=labels_only))
+            if walk.stop:
+                return
 
-class _nothing:
-    def __enter__(self):
+    @staticmethod
+    def _tally(result: SweepResult, walk: _Walk, issue: IssueResult) -> str | None:
+        """Count one issue's result in the sweep; why the sweep stops here, or None to go on."""
+        if issue.left and issue.error is None:
+            result.skip(issue.left)
+            return None
+        if issue.error is None and issue.plan is not None and issue.plan.outcome == Outcome.NOTHING_TO_DO \
+                and not issue.labels_written:
+            # The search's copy was stale (its index lags our writes): already processed, not counted.
+            result.skip("already processed (the search index lags)")
+            return None
+        if issue.out_of_budget and not issue.applied.labels and not issue.applied.comment_template:
+            # The run's own budget said stop before this issue was written: a clean stop, not a failure; the
+            # issue is left for the next sweep with the others.
+            return f"the API budget ran out: {issue.error}"
+        walk.done += 1
+        result.before_cutoff += issue.before_cutoff
+        result.results.append(issue)
+        if walk.on_result is not None:
+            walk.on_result(issue)
+        if issue.fatal:
+            walk.failed_at_stop = True
+            return f"GitHub refused in a way that would fail every issue: {issue.error}"
         return None
 
-    def __exit__(self, *exc):
-        return False
 
+@dataclass
+class _Walk:
+    """Where a sweep is: its budgets (issues, seconds) and what it has counted so far."""
 
-def _is_budget(exc: BaseException) -> bool:
-    from triage.http.errors import BudgetExhausted
+    max_issues: int
+    seconds: float | None
+    started: float
+    on_result: Callable[[IssueResult], None] | None = None
+    done: int = 0
+    found: int | None = None  # GitHub's count of the queue, from the first page
+    left: int = 0  # the issue being looked at and those after it
+    stop: str | None = None
+    failed_at_stop: bool = False  # the sweep stopped at an issue that failed (reported, so not left)
 
-    return isinstance(exc, BudgetExhausted)
-
-
-def _is_http_error(exc: BaseException) -> bool:
-    from triage.http.errors import HTTPError
-
-    return isinstance(exc, HTTPError)
+    def spent(self, now: float) -> str | None:
+        if self.done >= self.max_issues:
+            return f"max-issues ({self.max_issues}) reached"
+        if self.seconds is not None and now - self.started > self.seconds:
+            return f"the sweep's time budget ({self.seconds:g} s) ran out"
+        return None

@@ -1,0 +1,49 @@
+"""What the triage service needs from GitHub, and nothing more (in the spirit of gidgethub's `abc.GitHubAPI`).
+
+The service is typed against this protocol, not against the HTTP client: `triage.github.client.GitHubClient` is
+one implementation (REST over HTTP, with retries, pacing and the rate-limit reserve), `tests/memory_github.py`
+another (plain Python, so service tests need no server). A method here is a promise the service relies on:
+- reads return GitHub's REST objects (dicts) as GitHub would; `list_*` return every item, however many pages;
+- `search_page` returns one page (up to 100) of the search and GitHub's `total_count`, oldest first;
+- the writes are additive only (the writes' own protocol, `IssueWriter`); `claim_issue` is the comment claim
+  (triage.service.claim): (True, reaction) to exactly one of two runs that react at once;
+- every failure is a `triage.http.errors.HTTPError`; `BudgetExhausted` means our own limit refused the call and
+  nothing was sent (the service stops a sweep cleanly on it);
+- `deadline(seconds)`: within the block, no call runs past `seconds` from now; `reserve(requests)`: within the
+  block, calls refuse (BudgetExhausted) rather than spend the last `requests` of the hourly API budget. Both
+  scope the limit to the block, so a sweep leaves the client as it found it;
+- `request_count`: requests sent so far (the service reports each issue's cost).
+
+May import: the standard library, `triage.core.writes`.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
+
+from triage.core.writes import IssueWriter
+
+
+class GitHubPort(IssueWriter, Protocol):
+    """The triager's view of GitHub: `create_comment` and `add_labels` come from `IssueWriter`."""
+
+    @property
+    def request_count(self) -> int: ...
+
+    def get_issue(self, repo: str, number: int) -> dict: ...
+
+    def list_comments(self, repo: str, number: int) -> list[dict]: ...
+
+    def list_events(self, repo: str, number: int) -> list[dict]: ...
+
+    def search_page(self, query: str, *, sort: str = "created", order: str = "asc") -> tuple[list[dict], int]: ...
+
+    def claim_issue(self, repo: str, number: int, content: str = "eyes") -> tuple[bool, dict]: ...
+
+    def deadline(self, seconds: float | None) -> AbstractContextManager[Any]: ...
+
+    def reserve(self, requests: int) -> AbstractContextManager[Any]: ...
+
+
+__all__ = ["GitHubPort"]

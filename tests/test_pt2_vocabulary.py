@@ -10,6 +10,10 @@
 - Dynamo runs `__torch_function__`, speculates a custom `autograd.Function`, and traces a tensor subclass first; the
   `__torch_dispatch__` side (FakeTensor, dispatch modes) stays the dispatcher's.
 - On the CPU route, the CPU named beside Inductor (the route's own evidence) is `module: cpu inductor`.
+- Inductor generates each device's code: a device backend named (MPS, XPU, ROCm), a "compile error" of the generated
+  code, and CUDA graph trees (its reduce-overhead mode and `cudagraph_*` settings) are Inductor's.
+- Decompositions (torch._decomp, torch._refs) are the dispatcher's; a matrix factorisation called a decomposition is not.
+- Graph breaks and guards as their own modules only when their machinery is named (kept weak).
 - Routing: a compiled script that puts its tensors on the CPU runs the CPU backend's C++; `export(...)` called bare
   is torch.export.
 
@@ -31,6 +35,7 @@ DYNAMO, INDUCTOR = "module: dynamo", "module: inductor"
 AOTD, DISPATCHER = "module: aotdispatch", "module: pt2-dispatcher"
 EXPORT, CPU = "oncall: export", "oncall: cpu inductor"
 USER_TRITON, CPU_MODULE = "module: user triton", "module: cpu inductor"
+CUDA_GRAPHS, GUARDS, GRAPH_BREAKS = "module: cuda graphs", "module: guards", "module: graph breaks"
 BUG = "### 🐛 Describe the bug\n\n"
 
 
@@ -129,6 +134,45 @@ CASES = {
         "[inductor] CUDA kernel for a strided gather is slow",
         BUG + "Copying the output back to cpu shows the compiled gather takes 3 ms where eager takes 1 ms.",
         (INDUCTOR,), (CPU_MODULE,)),
+    "device-backend-is-inductor": (
+        "[MPS] compiled layer norm returns NaN on Apple silicon",
+        BUG + "```python\nm = torch.nn.LayerNorm(64).to('mps')\nout = torch.compile(m)(torch.randn(8, 64, device='mps'))\n```",
+        (INDUCTOR,), (DYNAMO,)),
+    "build-error-of-generated-code-is-inductor": (
+        "Compiling a bitwise rotate on uint32 fails with a compile error",
+        BUG + "The generated kernel does not build: `triton.compiler.errors.CompilationError: at 12:8`.",
+        (INDUCTOR,), (DYNAMO,)),
+    "dynamo-error-while-compiling-is-not-inductor": (
+        "torch.compile raises Unsupported on a generator passed to zip",
+        BUG + "```\ntorch._dynamo.exc.Unsupported: generator with send\n```",
+        (DYNAMO,), (INDUCTOR,)),
+    "cudagraph-trees-are-inductor": (
+        "reduce-overhead mode re-records the graph whenever the batch size changes",
+        BUG + "With `torch.compile(model, mode=\"reduce-overhead\")` every new batch size records a new graph "
+        "until memory runs out; `cudagraph_skip_dynamic_graphs` does not help.",
+        (CUDA_GRAPHS, INDUCTOR), ()),
+    "decomposition-is-dispatcher": (
+        "The decomposition of upsample_nearest2d rounds source indices differently from the eager kernel",
+        BUG + "torch._decomp's reference computes the scale in float32 while eager uses float64, so the compiled "
+        "result picks a different neighbour for some sizes.",
+        (DISPATCHER,), ()),
+    "matrix-decomposition-is-not-dispatcher": (
+        "Singular value decomposition is slow under torch.compile",
+        BUG + "```python\nf = torch.compile(lambda a: torch.linalg.svd(a))\n```\nThe QR decomposition path is slow too.",
+        (), (DISPATCHER,)),
+    "guard-manager-is-guards": (
+        "Guard evaluation overhead grows with the number of parameters",
+        BUG + "With TORCH_LOGS=guards the GuardManager tree has one node per parameter and each call takes 2 ms.",
+        (GUARDS,), ()),
+    "graph-break-reporting-is-graph-breaks": (
+        "torch._dynamo.explain counts the same graph break twice for a nested function",
+        "The break_reasons list has two entries with the same gb_type and user stack.",
+        (GRAPH_BREAKS,), ()),
+    # PyTorch gives most graph breaks `module: dynamo` alone: a break on a construct is Dynamo's.
+    "graph-break-on-a-construct-is-dynamo": (
+        "[dynamo] graph break on a dict comprehension over module buffers",
+        BUG + "```python\n@torch.compile(fullgraph=True)\ndef f(m):\n    return {k: v * 2 for k, v in m.named_buffers()}\n```",
+        (DYNAMO,), (GRAPH_BREAKS,)),
 }
 
 

@@ -2,7 +2,9 @@
 plurals and plain words for a component ("Elastic agents", "the elastic launcher"), names inside longer identifiers
 (a test `test_async_save_...`, a class `TestXStateDictStager`), newer components (DTensor's `LocalTensorMode`,
 `local_map`), and the checkpointing boundary as the procedure states it (DCP and the state_dict utilities go to
-checkpointing; FSDP's own state-dict configuration stays with parallelisms).
+checkpointing; FSDP's own state-dict configuration stays with parallelisms), and which module an issue is about
+when it names two: DDP named as the yardstick of another wrapper is not the subject, and DTensor named beside FSDP
+is FSDP's parameter type unless DTensor's own machinery (placements, redistribute) is named as well.
 
 Every issue here is invented for the case it pins, in our own words (none is copied from an eval set).
 """
@@ -68,6 +70,54 @@ ROUTES = {
         "With FSDP over a checkpoint_wrapper block, FSDP raises that the flat parameter is missing.\n"
         + fenced("model = FSDP(checkpoint_wrapper(block), use_orig_params=True)"),
         PAR, (FSDP,), (AC,)),
+    # FSDP1's own state-dict types and internals are FSDP's, even where a state_dict utility is named: the edge case
+    # covers all three types (full, sharded, local) and the flat parameter inside longer attribute names.
+    "fsdp-local-state-dict-stays-parallelisms": (
+        "LOCAL_STATE_DICT keys cannot be mapped back to the unwrapped model's names",
+        "summon_full_params(recurse=False) on the root still hands back a flat parameter, so the per-layer names never "
+        "line up with the original module's.",
+        PAR, (FSDP,), ()),
+    "fsdp-flat-param-inside-a-name": (
+        "Optimizer keys point at encoder.layer0._flat_param after wrapping",
+        "The parameter names after wrapping are unusable for our per-layer learning rates.",
+        PAR, (FSDP,), ()),
+    "fully-shard-inside-a-test-name": (
+        "test_fully_shard_mixed_precision_casts fails on the new runners",
+        "The reduce dtype is bf16 where the policy asked for fp32.",
+        PAR, (FSDP,), ()),
+    "fsdp-module-class": (
+        "FSDPModule.unshard returns before the all-gather finished when async_op is off",
+        "Reading a parameter right after unshard() gives the local shard on some ranks.",
+        PAR, (FSDP,), ()),
+    # DDP as the yardstick of another wrapper is not the subject.
+    "ddp-as-a-comparison-is-not-a-module": (
+        "FSDP2 should check that every rank starts from the same weights, similar to DDP",
+        "DDP broadcasts rank 0's module states at construction; fully_shard trusts every rank to have them already.",
+        PAR, (FSDP,), (DDP,)),
+    "slower-than-ddp-is-not-ddp": (
+        "HYBRID_SHARD step time is 30% slower than DDP on two nodes",
+        "For a model that fits on one GPU, FSDP with hybrid sharding should not cost more than plain replication.",
+        PAR, (FSDP,), (DDP,)),
+    "ddp-named-as-the-subject-stays-ddp": (
+        "DDP with static_graph=True skips the allreduce of a parameter used twice",
+        "The second use's gradient never arrives on the other ranks, unlike the FSDP run of the same model.",
+        PAR, (DDP,), ()),
+    # DTensor named with FSDP in a title is FSDP's parameter type; DTensor's own machinery named too gets both.
+    "dtensor-as-fsdp-parameter-type": (
+        "FSDP2 loses requires_grad=False on DTensor parameters after reshard",
+        "Frozen embeddings start receiving gradients once fully_shard re-creates the sharded parameters.\n"
+        + fenced("fully_shard(model)\nmodel.embed.weight.requires_grad_(False)"),
+        PAR, (FSDP,), (DTENSOR,)),
+    "fsdp-hitting-a-dtensor-bug-gets-both": (
+        "FSDP2 + DTensor: redistribute of a sharded parameter to Replicate() gives the wrong shape",
+        "Calling redistribute on a parameter fully_shard produced returns Shard(0) placements with a shape that "
+        "ignores the padding; the sharding propagation for view seems to drop it.\n"
+        + fenced("fully_shard(model, mesh=mesh)\nfull = model.weight.redistribute(mesh, [Replicate()])"),
+        PAR, (FSDP, DTENSOR), ()),
+    "context-parallel-inside-a-longer-name": (
+        "context_parallel_unshard returns the chunks in load-balanced order",
+        "After unsharding the sequence is permuted, so the loss on the gathered logits is wrong.",
+        PAR, ("module: context parallel",), ()),
     "collective-timeout-in-fsdp-is-infra": (
         "NCCL watchdog timeout on all_gather during FSDP training after an hour",
         "Watchdog caught collective operation timeout: WorkNCCL(OpType=_ALLGATHER_BASE) ran for 1800000 ms.",

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from pathlib import Path
 
 from jsonschema import Draft202012Validator
 
 from triage.config.names import LABEL_NAME_PATTERN, RESERVED_LABELS, label_name_problem
-from triage.config.safe_yaml import DocumentError, load_json
 
 
 
@@ -175,14 +173,3 @@ def parse_labels(data: object, path: str) -> LabelSet:
     # reports both contradictions (triage.config.validate.floor_problems).
     forbidden = frozenset(data.get("forbidden", sorted(RESERVED_LABELS))) | RESERVED_LABELS
     return LabelSet(queue_label=data["queue_label"], specs=specs, forbidden_names=forbidden)
-
-
-def load_labels(path: str | Path) -> LabelSet:
-    path = Path(path)
-    try:
-        data = load_json(path.read_text(encoding="utf-8"), str(path))
-    except OSError as exc:
-        raise LabelsError(f"{path}: cannot read labels ({exc.strerror or exc})") from None
-    except DocumentError as exc:
-        raise LabelsError(str(exc)) from None
-    return parse_labels(data, str(path))

@@ -127,10 +127,6 @@ def _login(user: Any) -> tuple[str, str]:
     return "", "User"
 
 
-def comment_from_json(obj: Any) -> Comment:
-    return _comment(obj)[0]
-
-
 def _comment(obj: Any) -> tuple[Comment, bool]:
     """The comment, and whether its body was clipped."""
     if not isinstance(obj, dict):

@@ -143,7 +143,6 @@ class LLMClient:
         self._environ = os.environ if environ is None else environ
         self._sleep, self._clock = sleep, clock
         self._send = send or _send
-        self._session = None
 
     def __repr__(self) -> str:
         return f"LLMClient(provider={self.config.provider!r}, model={self.config.model!r})"

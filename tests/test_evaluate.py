@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
 
-from triage.evaluation.dataset import DatasetError, Gold, derive_gold, read_dataset
-from triage.evaluation.evaluate import Case, evaluate, misses, scoring_from_labels, timing
+from triage.config.bundle import load_bundle
 from triage.config.labels import parse_labels
+from triage.evaluation.cases import Case
+from triage.evaluation.dataset import DatasetError, read_dataset
+from triage.evaluation.figures import evaluate, misses, timing
+from triage.evaluation.gold import Gold, derive_gold
+from triage.evaluation.scoring import scoring_from_bundle
 
 
 def _label(name, role, route=None):
@@ -21,6 +26,8 @@ def _label(name, role, route=None):
 LABELS = parse_labels(
     {
         "queue_label": "oncall: distributed",
+        "gold": {"either": ["parallelisms", "infra"],
+                 "module_routes": {"module: distributed_checkpoint": "checkpointing"}},
         "labels": [
             _label("oncall: distributed parallelisms", "sub-oncall"),
             _label("oncall: distributed infra", "sub-oncall"),
@@ -40,7 +47,9 @@ LABELS = parse_labels(
     },
     "test-labels",
 )
-SCORING = scoring_from_labels(LABELS)
+# The bundled distributed rubric (its routes, their labels, where modules are classified) over these labels.
+BUNDLE = dataclasses.replace(load_bundle(), labels=LABELS)
+SCORING = scoring_from_bundle(BUNDLE)
 PAR, INF, CKPT = "oncall: distributed parallelisms", "oncall: distributed infra", "oncall: distributed checkpointing"
 MARK, REVIEW = "ptd-bot-triaged", "triage review"
 
@@ -54,12 +63,15 @@ def case(g, adds, outcome="routed", before=("oncall: distributed",), ms=1.0, rea
     return Case(id=cid or f"r/r#{len(adds)}", title="t", gold=g, plan=plan, labels_before=tuple(before), elapsed_ms=ms)
 
 
-def test_scoring_derives_parallelisms_modules_from_labels():
-    assert set(SCORING.parallelisms_modules) == {"module: fsdp", "module: dtensor", "module: ddp"}
-    assert (SCORING.feature_label, SCORING.enhancement_label, SCORING.performance_label) == (
-        "feature", "enhancement", "module: performance")
+def test_scoring_comes_from_the_configuration():
+    # modules are scored on the routes the rubric does not stop after: only the parallelisms modules here
+    assert SCORING.module_routes == ("parallelisms",)
+    assert set(SCORING.modules) == {"module: fsdp", "module: dtensor", "module: ddp"}
+    assert SCORING.type_labels == {"feature": "feature", "enhancement": "enhancement"}
+    assert SCORING.performance_label == "module: performance"
     assert SCORING.sub_oncalls[INF] == "infra"
     assert (SCORING.review_label, SCORING.marker_label) == (REVIEW, MARK)
+    assert SCORING.either == ("parallelisms", "infra")
 
 
 def test_routing_confusion_by_hand_with_either_and_null_skipped():
@@ -196,16 +208,16 @@ def test_timing_mean_p95_max():
 
 
 def test_derive_gold_follows_the_dataset_readme():
-    g = derive_gold(["oncall: distributed", "module: fsdp", "high priority", "feature", "triaged"], LABELS)
+    g = derive_gold(["oncall: distributed", "module: fsdp", "high priority", "feature", "triaged"], BUNDLE)
     assert (g.route, g.modules, g.high_priority, g.type) == ("parallelisms", ("module: fsdp",), True, "feature")
-    assert derive_gold(["module: fsdp", "module: nccl"], LABELS).route == "either"
-    assert derive_gold(["module: nccl", INF], LABELS).route == "infra"
+    assert derive_gold(["module: fsdp", "module: nccl"], BUNDLE).route == "either"
+    assert derive_gold(["module: nccl", INF], BUNDLE).route == "infra"
     # exactly one sub-oncall wins over module labels
-    assert derive_gold(["module: fsdp", CKPT], LABELS).route == "checkpointing"
-    assert derive_gold(["module: distributed_checkpoint"], LABELS).route == "checkpointing"
-    assert derive_gold(["module: distributed_checkpoint", "module: fsdp"], LABELS).route is None
-    assert derive_gold(["oncall: distributed", "module: distributed"], LABELS).route is None
-    assert derive_gold(["module: distributed_checkpoint"], LABELS).modules == ()  # not in the allowlist
+    assert derive_gold(["module: fsdp", CKPT], BUNDLE).route == "checkpointing"
+    assert derive_gold(["module: distributed_checkpoint"], BUNDLE).route == "checkpointing"
+    assert derive_gold(["module: distributed_checkpoint", "module: fsdp"], BUNDLE).route is None
+    assert derive_gold(["oncall: distributed", "module: distributed"], BUNDLE).route is None
+    assert derive_gold(["module: distributed_checkpoint"], BUNDLE).modules == ()  # not in the allowlist
 
 
 GOOD = {
@@ -252,20 +264,10 @@ def test_dataset_reads_rows_and_rejects_empty_or_missing(tmp_path):
 
 # --- halves -------------------------------------------------------------------------------------------------
 
-from triage.evaluation.evaluate import (  # noqa: E402
-    AnswerKeyError,
-    KeyEntry,
-    evaluate_key,
-    flagged_at,
-    half_of,
-    high_priority_score,
-    index_key,
-    join_key,
-    key_entry_from_json,
-    key_misses,
-    split_halves,
-    threshold_sweep,
-)
+from triage.evaluation.answer_key import AnswerKeyError, KeyEntry, index_key, join_key, key_entry_from_json  # noqa: E402
+from triage.evaluation.cases import high_priority_score  # noqa: E402
+from triage.evaluation.figures import half_of, split_halves  # noqa: E402
+from triage.evaluation.key_figures import evaluate_key, flagged_at, key_misses, threshold_sweep  # noqa: E402
 
 
 def test_half_is_fixed_by_the_id_alone():

@@ -78,7 +78,7 @@ def seed(gh) -> None:
 def test_replay_rebuilds_label_history_and_derives_gold(fake_github, github_client):
     seed(fake_github)
     bundle = load_bundle()
-    rows, stats = replay_repo(github_client, REPO, bundle.labels, max_issues=50)
+    rows, stats = replay_repo(github_client, REPO, bundle, max_issues=50)
     assert stats.to_dict() == {"examined": 4, "replayed": 2, "no_queue_event": 1, "not_triaged_by_people": 1}
     by_number = {row.snapshot.number: row for row in rows}
     assert set(by_number) == {1, 5}
@@ -155,11 +155,11 @@ def test_replay_budget_and_pagination(fake_github, github_client):
         fake_github.add_issue(REPO, number, title=f"Issue {number}", body="NCCL all_reduce fails", labels=[Q])
         fake_github.add_label_event(REPO, number, Q, actor=BOT)
         fake_github.add_label_event(REPO, number, INF, actor="maintainer")
-    rows, stats = replay_repo(github_client, REPO, load_bundle().labels, max_issues=101)
+    rows, stats = replay_repo(github_client, REPO, load_bundle(), max_issues=101)
     assert stats.examined == 101 and stats.replayed == 101 and len(rows) == 101
     pages = [r for r in fake_github.requests if r.path == f"/repos/{REPO}/issues"]
     assert len(pages) == 2  # paginated, and stopped once the budget was spent
-    rows, stats = replay_repo(github_client, REPO, load_bundle().labels, max_issues=3)
+    rows, stats = replay_repo(github_client, REPO, load_bundle(), max_issues=3)
     assert stats.examined == 3
 
 

@@ -28,6 +28,7 @@ TYPE_KINDS = ("feature", "enhancement", "performance")
 _LEGACY_KINDS = {"feature": "feature", "enhancement": "enhancement", "module: performance": "performance"}
 
 _LABEL_NAME = {"type": "string", "pattern": LABEL_NAME_PATTERN}
+_ROUTE_NAME = {"type": "string", "pattern": "^[a-z0-9][a-z0-9_-]*$"}
 
 
 _SCHEMA = {
@@ -36,6 +37,17 @@ _SCHEMA = {
     "properties": {
         "queue_label": _LABEL_NAME,
         "forbidden": {"type": "array", "items": _LABEL_NAME},
+        # How measuring reads the labels people gave (`triage.evaluation.gold`); the bot never applies these.
+        "gold": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                # The routes a gold `either` accepts: an issue whose module labels point at several of them.
+                "either": {"type": "array", "items": _ROUTE_NAME, "minItems": 2, "uniqueItems": True},
+                # Module labels outside the allowlist that people give, and the route each points at.
+                "module_routes": {"type": "object", "propertyNames": _LABEL_NAME, "additionalProperties": _ROUTE_NAME},
+            },
+        },
         "labels": {
             "type": "array",
             "minItems": 1,
@@ -46,7 +58,7 @@ _SCHEMA = {
                     "name": _LABEL_NAME,
                     "role": {"enum": list(ROLES)},
                     # A module's route (a rubric route name); absent or null: the module is classified on every route.
-                    "route": {"type": ["string", "null"], "pattern": "^[a-z0-9][a-z0-9_-]*$"},
+                    "route": {"type": ["string", "null"], "pattern": _ROUTE_NAME["pattern"]},
                     # For `role: type`: which of step 4's decisions adds it (performance goes with enhancement).
                     "kind": {"enum": list(TYPE_KINDS)},
                     "description": {"type": "string", "maxLength": 100},
@@ -77,6 +89,9 @@ class LabelSet:
     queue_label: str
     specs: tuple[LabelSpec, ...]
     forbidden_names: frozenset[str] = RESERVED_LABELS
+    # labels.json `gold`: how measuring reads the labels people gave (see the schema above).
+    either_routes: tuple[str, ...] = ()
+    gold_module_routes: tuple[tuple[str, str], ...] = ()
 
     @property
     def names(self) -> frozenset[str]:
@@ -172,4 +187,7 @@ def parse_labels(data: object, path: str) -> LabelSet:
     # forbidden): a misconfigured fork must not be able to give the bot `high priority`; `ptd-triage validate`
     # reports both contradictions (triage.config.validate.floor_problems).
     forbidden = frozenset(data.get("forbidden", sorted(RESERVED_LABELS))) | RESERVED_LABELS
-    return LabelSet(queue_label=data["queue_label"], specs=specs, forbidden_names=forbidden)
+    gold = data.get("gold", {})
+    return LabelSet(queue_label=data["queue_label"], specs=specs, forbidden_names=forbidden,
+                    either_routes=tuple(gold.get("either", ())),
+                    gold_module_routes=tuple(gold.get("module_routes", {}).items()))

@@ -195,6 +195,11 @@ def check(sources: QueueSources) -> list[Problem]:
             problems.append(_at(labels, ("labels", index[spec.name], "route"),
                                 f"module '{spec.name}' belongs to route '{spec.route}', which the rubric does not define"
                                 + _removed_by(sources.rubric, f"route '{spec.route}'")))
+    for where, route in [*((("gold", "either", i), r) for i, r in enumerate(allow.either_routes)),
+                         *((("gold", "module_routes", n), r) for n, r in allow.gold_module_routes)]:
+        if route not in routes:
+            problems.append(_at(labels, where, f"gold names route '{route}', which the rubric does not define"
+                                + _removed_by(sources.rubric, f"route '{route}'")))
     problems += floor_problems(labels)
     for kind in TYPE_KINDS:
         if not any(s.role == "type" and s.kind == kind for s in allow.specs):

@@ -12,6 +12,9 @@ For an issue that carries the queue label, its label events (`GET .../issues/{n}
 - comments at queue time: those created before the queue-label event.
 
 The rows built here are in the eval dataset format, so `ptd-triage eval` can re-run them later.
+
+May import: the standard library, `triage.config`, `triage.evaluation.dataset`, `triage.evaluation.gold`,
+`triage.github.names`.
 """
 
 from __future__ import annotations
@@ -19,9 +22,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from triage.evaluation.dataset import DatasetRow, derive_gold, parse_row
-from triage.github.names import is_bot_account
 from triage.config.labels import LabelSet
+from triage.evaluation.dataset import DatasetRow, parse_row
+from triage.evaluation.gold import derive_gold
+from triage.github.names import is_bot_account
 
 # The REST issue fields a dataset row keeps (the rest is noise for planning and bloats the file).
 ISSUE_FIELDS = ("number", "title", "body", "user", "author_association", "html_url")
@@ -109,8 +113,9 @@ def skip_reason(events: list[dict], labels: LabelSet) -> str | None:
     return None
 
 
-def rebuild_row(repo: str, issue: dict, events: list[dict], comments: list[dict], labels: LabelSet) -> dict:
+def rebuild_row(repo: str, issue: dict, events: list[dict], comments: list[dict], bundle) -> dict:
     """The eval-format row for one issue that `skip_reason` accepts."""
+    labels = bundle.labels
     ordered = label_events(events)
     index = queue_event_index(ordered, labels.queue_label)
     if index is None:
@@ -122,7 +127,7 @@ def rebuild_row(repo: str, issue: dict, events: list[dict], comments: list[dict]
     if labels.queue_label not in at_queue:
         at_queue.append(labels.queue_label)
     gold_labels = labels_after_people(at_queue, later)
-    gold = derive_gold(gold_labels, labels)
+    gold = derive_gold(gold_labels, bundle)
     kept = [c for c in comments if queued_at and str(c.get("created_at") or "") < queued_at]
     snapshot_issue = {key: issue[key] for key in ISSUE_FIELDS if key in issue}
     snapshot_issue.update(
@@ -140,14 +145,22 @@ def rebuild_row(repo: str, issue: dict, events: list[dict], comments: list[dict]
         "comments": kept,
         "gold": {
             **gold.to_dict(),
-            "performance": "module: performance" in gold_labels,
+            "performance": _has_kind(labels, "performance", gold_labels),
             "needs_reproduction": labels.reproduction in gold_labels,
         },
     }
 
 
-def replay_repo(client, repo: str, labels: LabelSet, *, max_issues: int) -> tuple[list[DatasetRow], ReplayStats]:
+def _has_kind(labels: LabelSet, kind: str, names: list[str]) -> bool:
+    try:
+        return getattr(labels, kind) in names
+    except KeyError:  # the label set has no label of that kind
+        return False
+
+
+def replay_repo(client, repo: str, bundle, *, max_issues: int) -> tuple[list[DatasetRow], ReplayStats]:
     """Rebuild every human-triaged issue among the first `max_issues` carrying the queue label (open or closed)."""
+    labels = bundle.labels
     stats = ReplayStats()
     rows: list[DatasetRow] = []
     for issue in client.list_issues(repo, labels=[labels.queue_label], state="all", limit=max_issues):
@@ -161,7 +174,7 @@ def replay_repo(client, repo: str, labels: LabelSet, *, max_issues: int) -> tupl
             continue
         # Comments cost a call: fetch them only for kept issues that have any.
         comments = client.list_comments(repo, number) if issue.get("comments") else []
-        row = rebuild_row(repo, issue, events, comments, labels)
+        row = rebuild_row(repo, issue, events, comments, bundle)
         rows.append(parse_row(row, stats.replayed + 1))
         stats.replayed += 1
     return rows, stats

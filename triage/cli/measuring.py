@@ -1,0 +1,123 @@
+"""What `ptd-triage eval` and `ptd-triage replay` share: the report's options, printing the measurement (text or
+JSON, `triage.evaluation.report` and `.render`), and the `--min-*` gates.
+
+Exit status of a report: 0 whatever the figures (measuring is not judging), 1 when a `--min-*` minimum is set and
+not met. Bad input never gets here: it is raised and the one error handler (`common.run_command`) says it.
+
+May import: the standard library, `triage.evaluation`, `triage.llm.pricing`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, TextIO
+
+from triage.evaluation.answer_key import KeyEntry
+from triage.evaluation.cases import Case
+from triage.evaluation.render import render_report
+from triage.evaluation.report import measure
+
+# minimum option -> (figure path, human name, flag)
+MINIMUMS = {
+    "min_routing": (("routing", "accuracy"), "routing accuracy", "--min-routing"),
+    "min_module_f1": (("modules", "micro", "f1"), "module F1", "--min-module-f1"),
+}
+
+
+def add_report_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
+    parser.add_argument(
+        "--errors", action="store_true", help="also list every miss with what was expected, planned, and why"
+    )
+    parser.add_argument("--min-routing", type=_fraction, metavar="X", help="exit 1 if routing accuracy < X (0..1)")
+    parser.add_argument("--min-module-f1", type=_fraction, metavar="X", help="exit 1 if module micro F1 < X (0..1)")
+    parser.add_argument(
+        "--key", metavar="KEY.jsonl",
+        help="also score against a procedure answer key (one JSON object a line, joined to the dataset by id; "
+        "see examples/answer-keys/)",
+    )
+    parser.add_argument(
+        "--thresholds", type=_thresholds, metavar="T,T,...",
+        help="high-priority thresholds to sweep against the key (default: 1,2,3,4,5,6,8,10,12 and the rubric's)",
+    )
+
+
+def report(cases: list[Case], bundle, args: argparse.Namespace, *, source: str, extra: dict[str, Any] | None = None,
+           key: dict[str, KeyEntry] | None = None, out: TextIO | None = None) -> int:
+    """Print the measurement in the chosen format; return the exit status the minimums give."""
+    out = out or sys.stdout
+    result = measure(cases, bundle, key=key, key_source=getattr(args, "key", None),
+                     thresholds=getattr(args, "thresholds", None), with_misses=args.errors)
+    figures = result.figures
+    if args.format == "json":
+        document: dict[str, Any] = {"dataset": source, **(extra or {}), **figures}
+        if args.errors:
+            document["errors"] = [m.to_dict() for m in result.misses]
+        out.write(json.dumps(document, indent=2) + "\n")
+    else:
+        out.write(render_report(figures, source, result.misses if args.errors else None))
+        if extra and "model" in extra:
+            out.write(render_model(extra["model"]))
+    out.flush()
+    return check_minimums(figures, args)
+
+
+def check_minimums(figures: dict[str, Any], args: argparse.Namespace) -> int:
+    failed = False
+    for option, (path, name, flag) in MINIMUMS.items():
+        threshold = getattr(args, option, None)
+        if threshold is None:
+            continue
+        value: Any = figures
+        for part in path:
+            value = value[part]
+        if value is None:
+            print(f"ptd-triage: {name} could not be measured (no scored issues), {flag} {threshold:.3f} not met",
+                  file=sys.stderr)
+            failed = True
+        elif value < threshold:
+            print(f"ptd-triage: {name} {value:.3f} is below {flag} {threshold:.3f}", file=sys.stderr)
+            failed = True
+    return 1 if failed else 0
+
+
+def model_figures(consultant, rows: int) -> dict[str, Any]:
+    """Calls, tokens, estimated cost and latency of a model planner, and the share of issues that asked it."""
+    totals = consultant.usage_totals()
+    totals["issues"] = rows
+    totals["call_rate"] = totals["issues_asked"] / rows if rows else None
+    return totals
+
+
+def render_model(m: dict[str, Any]) -> str:
+    from triage.llm.pricing import format_usd
+
+    lat = m["latency_ms"]
+    rate = "n/a" if m["call_rate"] is None else f"{m['call_rate']:.3f}"
+    mean = "n/a" if lat["mean"] is None else f"{lat['mean']:.1f} ms"
+    p95 = "n/a" if lat["p95"] is None else f"{lat['p95']:.1f} ms"
+    return (f"Model: asked for {m['issues_asked']}/{m['issues']} issues ({rate}), {m['calls']} calls, "
+            f"{m['input_tokens']} input + {m['output_tokens']} output tokens, cost {format_usd(m['cost_usd'])}, "
+            f"{m['fallbacks']} fell back to the rubric; latency mean {mean}, p95 {p95}\n")
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text} is not between 0 and 1")
+    return value
+
+
+def _thresholds(text: str) -> tuple[float, ...]:
+    try:
+        values = tuple(float(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of numbers") from None
+    if not values:
+        raise argparse.ArgumentTypeError("no thresholds given")
+    return values

@@ -3,7 +3,8 @@ shared with issue 16's "the procedure is written once"): for every issue, a mode
 decision at every step is folded into a plan, by the `llm` planner and by `hybrid` asked about every step, and that
 plan writes exactly what the rubric's does (labels, comment, outcome, sub-oncall, modules, confidence). Any
 difference is a second copy of the procedure that drifted. The in-repo issues always; the shared dev sets too when
-`../shared` is there.
+`../shared` is there; and one issue per outcome of the procedure (test_procedure's table: the slowdown that asks for
+a performance reproduction among them), by both planners, step decisions compared too.
 """
 from __future__ import annotations
 
@@ -107,3 +108,55 @@ def test_a_model_that_agrees_with_the_rubric_gives_the_rubrics_plan(source, monk
                 differ.append((name, snapshot.number, {k: (want[k], got[k]) for k in WRITES if want[k] != got[k]}))
     assert asked > 0
     assert not differ, f"{len(differ)} plan(s) differ from the rubric's, e.g. {differ[:3]}"
+
+
+# ---- every outcome of the procedure, by both model planners ---------------------------------------------------
+
+def _cases():
+    from test_procedure import CASES  # one table of an issue per outcome, shared with the procedure's own test
+
+    return CASES
+
+
+def _written(plan) -> dict:
+    """What a plan writes and decides: WRITES, the comment's body, and each step's (decision, labels)."""
+    out = {k: v for k, v in plan.to_dict().items() if k in WRITES}
+    out["steps"] = [(s.step, str(s.decision), tuple(s.labels)) for s in plan.steps]
+    return out
+
+
+@pytest.mark.parametrize("planner_name", ["llm", "hybrid"])
+@pytest.mark.parametrize("case", list(_cases()))
+def test_every_outcome_is_the_same_plan_whoever_decides(case, planner_name, monkeypatch):
+    """For an issue of each outcome (the slowdown that asks for a performance reproduction among them), a model
+    that repeats the rubric's judgements gives the rubric's plan: same writes, same comment, same step decisions."""
+    from llm_helpers import issue
+
+    from triage.core.vocab import CommentStep, Outcome
+
+    bundle = load_bundle()
+    outcome, fields = _cases()[case]
+    snapshot = issue(**fields)
+    rubric = plan_issue(snapshot, bundle)
+    assert rubric.outcome == outcome
+    client = Agreeing()
+    client.answer = agreeing_answer(rubric, bundle)
+    monkeypatch.setattr(hybrid_module, "uncertain_steps",
+                        lambda *a, **k: (frozenset(range(1, 7)), ("every step, for this test",)))
+    planner = LLMPlanner(client) if planner_name == "llm" else HybridPlanner(client)
+    plan = plan_issue(snapshot, bundle, planner=planner)
+    assert _written(plan) == _written(rubric)
+    if outcome in (Outcome.ALREADY_TRIAGED, Outcome.NOTHING_TO_DO):
+        assert plan.usage is None or plan.usage.get("calls", 0) == 0  # nothing to judge: no model asked
+    else:
+        assert plan.usage and not plan.usage.get("fallback"), plan.usage  # the model's plan, not the rubric's
+        assert any(s.by == planner_name for s in plan.steps if s.step and not s.skipped)
+    if case == "slowdown":
+        performance = bundle.step_templates[CommentStep.NEEDS_PERFORMANCE_REPRODUCTION]
+        assert plan.comment is not None and plan.comment.template == performance
+
+
+def test_the_cases_cover_every_outcome():
+    from triage.core.vocab import Outcome
+
+    assert {outcome for outcome, _ in _cases().values()} == set(Outcome)

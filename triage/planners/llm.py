@@ -164,10 +164,14 @@ def consult(consultant: ModelConsultant, snapshot: IssueSnapshot, bundle: Bundle
             take: frozenset[int], *, by: str, asked_because: tuple[str, ...] = (), step5_rule: Any = None,
             analysis: Analysis | None = None) -> Plan:
     """The procedure with the model's decisions for `take` (on the rubric's `analysis` of the issue, when the
-    caller has it), or the rubric's plan and a reason saying why not."""
+    caller has it), or the rubric's plan and a reason saying why not. An issue with nothing to judge (already
+    processed, or classified by a person: the rubric stopped at step 0) is never put to the model, whatever a
+    caller's gate asked: the procedure's own stop, in one place for every model planner."""
     from triage.http.errors import HTTPError
     from triage.llm.prompt import PromptError
 
+    if not rubric_plan.steps or rubric_plan.steps[-1].step == 0:
+        return rubric_plan.with_(planner=by)
     hints = [r.reason for r in rubric_plan.steps if not r.skipped]
     try:
         answer, usage = consultant.ask(snapshot, bundle, hints)
@@ -197,8 +201,6 @@ class LLMPlanner:
 
     def propose(self, snapshot: IssueSnapshot, bundle: Bundle, *, force: bool = False) -> Plan:
         base, analysis = rubric_planner.propose_with_analysis(snapshot, bundle, force=force)
-        if not base.steps or base.steps[-1].step == 0:  # nothing to do, or a human triaged it: no judgement asked
-            return base.with_(planner=self.name)
         return consult(self.consultant, snapshot, bundle, base, ALL_STEPS, by=self.name, analysis=analysis)
 
 

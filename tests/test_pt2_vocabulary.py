@@ -13,6 +13,10 @@
 - Inductor generates each device's code: a device backend named (MPS, XPU, ROCm), a "compile error" of the generated
   code, and CUDA graph trees (its reduce-overhead mode and `cudagraph_*` settings) are Inductor's.
 - Decompositions (torch._decomp, torch._refs) are the dispatcher's; a matrix factorisation called a decomposition is not.
+- Each component's own machinery, as its maintainers name it: Dynamo's VariableTracker names in its errors (not the
+  TORCHDYNAMO_VERBOSE hint every compile error prints), Inductor's lowering error and launch knobs, custom ops and
+  meta kernels for the dispatcher, size checks for dynamic shapes, invoke_subgraph, score_mod; `functorch.compile`
+  is AOTAutograd's import path, not the functorch transforms.
 - Graph breaks and guards as their own modules only when their machinery is named (kept weak).
 - Routing: a compiled script that puts its tensors on the CPU runs the CPU backend's C++; `export(...)` called bare
   is torch.export.
@@ -36,6 +40,8 @@ AOTD, DISPATCHER = "module: aotdispatch", "module: pt2-dispatcher"
 EXPORT, CPU = "oncall: export", "oncall: cpu inductor"
 USER_TRITON, CPU_MODULE = "module: user triton", "module: cpu inductor"
 CUDA_GRAPHS, GUARDS, GRAPH_BREAKS = "module: cuda graphs", "module: guards", "module: graph breaks"
+FUNCTORCH, DYNAMIC, HOP = "module: functorch", "module: dynamic shapes", "module: higher order operators"
+FLEX, COMPILED_AUTOGRAD = "module: flex attention", "module: compiled autograd"
 BUG = "### 🐛 Describe the bug\n\n"
 
 
@@ -125,6 +131,10 @@ CASES = {
         "[inductor][cpu] vectorized sum over the last dim gives wrong totals on x86",
         BUG + "```python\nx = torch.randn(4, 1000)\nprint(torch.compile(lambda t: t.sum(-1))(x) - x.sum(-1))\n```",
         (INDUCTOR, CPU_MODULE), ()),
+    "a-cpu-beside-inductor-is-cpu-inductor": (
+        "Inductor output for a bf16 matmul on a Xeon is off by one ulp in every row",
+        BUG + "```python\nout = torch.compile(lambda a, b: a @ b)(x.bfloat16(), y.bfloat16())\n```",
+        (INDUCTOR, CPU_MODULE), ()),
     "cpp-compile-error-is-cpu-inductor": (
         "Compiled bucketize over int8 boundaries does not build",
         BUG + "```\ntorch._inductor.exc.InductorError: CppCompileError: C++ compile error\n"
@@ -135,7 +145,7 @@ CASES = {
         BUG + "Copying the output back to cpu shows the compiled gather takes 3 ms where eager takes 1 ms.",
         (INDUCTOR,), (CPU_MODULE,)),
     "device-backend-is-inductor": (
-        "[MPS] compiled layer norm returns NaN on Apple silicon",
+        "[MPS] compiled layer norm aborts on Apple silicon",
         BUG + "```python\nm = torch.nn.LayerNorm(64).to('mps')\nout = torch.compile(m)(torch.randn(8, 64, device='mps'))\n```",
         (INDUCTOR,), (DYNAMO,)),
     "build-error-of-generated-code-is-inductor": (
@@ -173,6 +183,51 @@ CASES = {
         "[dynamo] graph break on a dict comprehension over module buffers",
         BUG + "```python\n@torch.compile(fullgraph=True)\ndef f(m):\n    return {k: v * 2 for k, v in m.named_buffers()}\n```",
         (DYNAMO,), (GRAPH_BREAKS,)),
+    "dynamo-variable-in-its-error-is-dynamo": (
+        "Calling a classmethod through super() fails inside a compiled forward",
+        BUG + "```\nAssertionError: expected a ConstantVariable() for the class, got GetAttrVariable()\n```",
+        (DYNAMO,), ()),
+    "dynamo-verbose-hint-is-not-dynamo": (
+        "Compiled depthwise conv produces a LoweringException for channels_last input",
+        BUG + "```\ntorch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+        "LoweringException: AssertionError: expected contiguous layout\n\n"
+        "Set TORCHDYNAMO_VERBOSE=1 for the internal stack trace (please do this especially if you're reporting a bug "
+        "to PyTorch). For even more developer context, set TORCH_LOGS=\"+dynamo\"\n```",
+        (INDUCTOR,), (DYNAMO,)),
+    "inductor-launch-knobs-are-inductor": (
+        "Reduction over a long row picks num_warps=32 and runs slower than eager",
+        "The persistent reduction spills registers; TORCHINDUCTOR_COORDINATE_DESCENT_TUNING=1 brings it back.",
+        (INDUCTOR,), ()),
+    "custom-op-is-dispatcher": (
+        "A custom_op with mutates_args loses the in-place update under torch.compile",
+        BUG + "```python\n@torch.library.custom_op('mylib::fill_', mutates_args={'out'})\ndef fill_(out, v): ...\n"
+        "@fill_.register_fake\ndef _(out, v): return None\n```",
+        (DISPATCHER,), ()),
+    "functorch-compile-import-is-not-functorch": (
+        "functorch.compile's min-cut partitioner saves every activation with a custom bw_compiler",
+        BUG + "```python\nfrom functorch.compile import aot_module, min_cut_rematerialization_partition\n"
+        "m = aot_module(net, fw_compiler=fw, bw_compiler=bw, partition_fn=min_cut_rematerialization_partition)\n```",
+        (AOTD,), (FUNCTORCH,)),
+    "functorch-transform-is-functorch": (
+        "functorch.vmap over a compiled function returns the unbatched result",
+        BUG + "```python\nfrom functorch import vmap\nout = vmap(torch.compile(f))(x)\n```",
+        (FUNCTORCH,), ()),
+    "size-checks-are-dynamic-shapes": (
+        "torch._check_is_size on an item() result still recompiles for every value",
+        BUG + "```python\nn = x.sum().item()\ntorch._check_is_size(n)\nreturn torch.zeros(n)\n```",
+        (DYNAMIC,), ()),
+    "invoke-subgraph-is-hop": (
+        "invoke_subgraph reuses one compiled region for two layers with different dtypes",
+        BUG + "Marking the block with nested_compile_region makes both layers run the bf16 subgraph.",
+        (HOP,), ()),
+    "score-mod-is-flex-attention": (
+        "A score_mod that reads a captured bias tensor returns zeros in the backward",
+        BUG + "```python\ndef bias_mod(score, b, h, q, k):\n    return score + bias[h, q, k]\n```",
+        (FLEX,), ()),
+    "enable-compiled-autograd-is-compiled-autograd": (
+        "Backward hooks run twice when the backward is compiled",
+        BUG + "```python\ntorch._dynamo.config.enable_compiled_autograd = True\nloss.backward()\n```",
+        (COMPILED_AUTOGRAD,), ()),
 }
 
 

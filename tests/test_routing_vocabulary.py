@@ -31,6 +31,26 @@ ROUTES = {
         "torch elastic jobs ignore the restart budget",
         "I set the budget to two restarts and the job kept restarting.",
         INFRA, (), ()),
+    "elastic-agent-class-family": (
+        "SimpleElasticAgent reports success although two workers exited non-zero",
+        "The job's exit status hides the failures from our scheduler.",
+        INFRA, (), ()),
+    "device-meshes-plural": (
+        "Two DeviceMeshes built over the same ranks take twice the host memory",
+        "Building a second mesh for evaluation should reuse what the first one set up.",
+        INFRA, (), ()),
+    "distributed-checkpoints-plural": (
+        "Distributed checkpoints written on 8 ranks lose the LR scheduler state when read on 4",
+        "The scheduler restarts from step zero after resharding.",
+        CKPT, (), ()),
+    "storage-writer-family": (
+        "HuggingFaceStorageWriter writes bf16 tensors as fp32 in the safetensors header",
+        "The consolidated file is twice the expected size.",
+        CKPT, (), ()),
+    "dtensors-plural": (
+        "Adding two DTensors with different meshes returns a tensor on the first mesh",
+        "No error, the second operand's mesh is ignored.",
+        PAR, (DTENSOR,), ()),
     "dcp-inside-a-test-name": (
         "TestCheckpointStaging.test_async_save_keeps_pinned_buffers is failing on the new runners",
         "The test trips its own leak check on the new machines.",

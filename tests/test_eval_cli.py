@@ -251,3 +251,52 @@ def test_dev_set_meets_issue_10_on_each_half():
         assert k["requests"]["right_type_rate"] >= 0.60, (half, k["requests"])
         assert k["non_requests"]["typed_rate"] <= 0.03, (half, k["non_requests"])
     assert f["routing"]["accuracy"] >= 0.97 and f["modules"]["micro"]["f1"] >= 0.89
+
+
+# --- a queue with five routes -----------------------------------------------------------------------------
+
+TRANSIT = ROOT / "tests" / "data" / "transit"
+TRANSIT_ROUTES = ["payments", "maps", "schedules", "accounts", "notifications"]
+
+
+def test_a_queue_with_five_routes_is_scored_from_its_own_files():
+    """tests/data/transit: an invented queue with five teams, `stop_after: [accounts]`, a module on every route and
+    a gold `either` of maps and schedules. Its routes, modules and `either` come from its files alone."""
+    result = ptd("--config", TRANSIT, TRANSIT / "issues.jsonl", "--format", "json", "--errors")
+    assert result.returncode == 0, result.stderr
+    f = json.loads(result.stdout)
+    routing = f["routing"]
+    assert routing["columns"] == [*TRANSIT_ROUTES, "none"]
+    zero = dict.fromkeys(routing["columns"], 0)
+    assert routing["confusion"] == {
+        "payments": {**zero, "payments": 3, "maps": 1},  # #14 names only the journey planner: a route miss
+        "maps": {**zero, "maps": 3},
+        "schedules": {**zero, "schedules": 2},
+        "accounts": {**zero, "accounts": 2},
+        "notifications": {**zero, "notifications": 2},
+        "either": {**zero, "maps": 1},  # maps or schedules: right
+    }
+    assert (routing["scored"], routing["correct"]) == (14, 13)  # one issue has no gold route
+    modules = f["modules"]
+    assert modules["routes"] == ["payments", "maps", "schedules", "notifications"]  # accounts triages its own
+    assert modules["scored"] == 10
+    support = {name: counts["support"] for name, counts in modules["per_label"].items()}
+    assert support == {"component: cards": 2, "component: refunds": 1, "component: tiles": 1,
+                       "component: journey planner": 2, "component: timetables": 1, "component: realtime feed": 1,
+                       "component: push": 1, "component: email": 1, "component: accessibility": 2}
+    assert (modules["micro"]["tp"], modules["micro"]["fp"], modules["micro"]["fn"]) == (11, 0, 1)
+    assert (f["high_priority"]["gold"], f["high_priority"]["flagged"]) == (1, 1)
+    assert f["types"]["feature"]["tp"] == 1
+    assert sorted((e["kind"], e["id"], e["expected"], e["planned"]) for e in f["errors"]) == [
+        ("module_fn", "example/transit#4", "component: accessibility", "component: tiles"),
+        ("route", "example/transit#14", "payments", "maps"),
+    ]
+    text = ptd("--config", TRANSIT, TRANSIT / "issues.jsonl").stdout
+    rows = [line.split() for line in text.splitlines() if line.startswith("  ") and line.split()[0] in
+            [*TRANSIT_ROUTES, "either"] and len(line.split()) == 7]
+    assert [row[0] for row in rows] == [*TRANSIT_ROUTES, "either"]
+    assert "Modules (over 10 issues routed payments or maps or schedules or notifications in gold" in text
+    # The same file against the bundled queue: its routes are not that queue's, said in one line.
+    other = ptd(TRANSIT / "issues.jsonl")
+    assert other.returncode == 2 and other.stdout == ""
+    assert "gold.route 'payments' is not a route of this configuration" in other.stderr

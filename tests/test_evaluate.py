@@ -390,3 +390,27 @@ def test_threshold_sweep_uses_the_kept_score_like_step_5():
     assert (rows[5]["flagged"], rows[5]["false_flags"]) == (1, 0)
     assert rows[10]["recall"] == 0 and rows[0.5]["recall"] == pytest.approx(2 / 3)
     assert rows[3]["false_flag_rate"] == pytest.approx(1 / 3)
+
+
+def test_derive_gold_reads_the_queues_own_data():
+    """The five-route test queue (tests/data/transit): its sub-oncall labels, its modules' routes, its
+    `gold.module_routes` and its `gold.either` decide, not names written in code."""
+    from pathlib import Path
+
+    from triage.config.bundle import load_bundle as load
+
+    folder = Path(__file__).parent / "data" / "transit"
+    transit = load(folder / "rubric.yaml", folder / "labels.json", folder / "templates")
+    assert derive_gold(["component: tiles", "component: timetables"], transit).route == "either"
+    assert derive_gold(["component: tiles", "component: cards"], transit).route is None  # not declared together
+    assert derive_gold(["component: fares"], transit).route == "payments"  # gold.module_routes
+    assert derive_gold(["team: accounts", "component: tiles"], transit).route == "accounts"
+    assert derive_gold(["component: accessibility"], transit).route is None  # a module of every route
+    g = derive_gold(["kind: feature", "kind: enhancement", "high priority"], transit)
+    assert (g.type, g.high_priority) == ("feature", True)  # the kind of the queue's type label
+    # pt2's main team adds no label: an issue with no team label and no module of another route is on it
+    pt2 = Path(__file__).parents[1] / "queues" / "pt2"
+    pt2 = load(pt2 / "rubric.yaml", pt2 / "labels.json", pt2 / "templates")
+    assert derive_gold(["oncall: pt2", "module: dynamo"], pt2).route == "core"
+    assert derive_gold(["oncall: pt2", "module: cpu inductor"], pt2).route == "cpu-inductor"
+    assert derive_gold(["oncall: pt2", "oncall: export", "module: dynamo"], pt2).route == "export"

@@ -152,3 +152,16 @@ def test_repository_config_problem_names_the_repository_file_and_line(tmp_path):
     run = validate("--config", str(config))
     assert run.returncode == 1
     assert run.stdout.strip() == f"{config}:4: route 'cpu-inductor' is missing from routing.precedence"
+
+
+def test_labels_gold_naming_a_route_the_rubric_lacks_is_reported(tmp_path):
+    queue = tmp_path / "transit"
+    shutil.copytree(ROOT / "tests" / "data" / "transit", queue)
+    labels = queue / "labels.json"
+    edit(labels, '"schedules"\n    ],', '"timetable"\n    ],')  # gold.either: [maps, timetable]
+    edit(labels, '"component: fares": "payments"', '"component: fares": "billing"')
+    either, module = line_of(labels, '"timetable"'), line_of(labels, "billing")
+    assert problems(queue) == [
+        f"{labels}:{either}: gold names route 'timetable', which the rubric does not define",
+        f"{labels}:{module}: gold names route 'billing', which the rubric does not define",
+    ]

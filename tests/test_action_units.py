@@ -15,7 +15,8 @@ from triage.core.writes import AddLabels, PostComment, UnsafeWrite, planned_writ
 from triage.service.apply import Applied, apply_writes
 from triage.service.triager import IssueResult
 from triage.core.plan import Plan, PlannedComment
-from triage.action.report import Reporter, issue_markdown, md_escape
+from triage.action.report import Reporter, md_escape
+from triage.action.summary import issue_block
 
 
 @pytest.mark.parametrize("body", [
@@ -187,9 +188,9 @@ def test_md_escape_neutralises_links_images_and_html():
 def test_summary_escapes_reasons_from_issue_text():
     plan = Plan(issue=1, outcome="classified", confidence="high", reasons=("matched '<script>alert(1)</script>'",))
     report = IssueResult(number=1, plan=plan, applied=Applied(labels=("module: fsdp",)))
-    markdown = issue_markdown(report)
+    markdown = issue_block(report)
     assert "<script>" not in markdown and "\\<script\\>" in markdown
-    assert "| Labels written | `module: fsdp` |" in markdown
+    assert "| Labels added | Comment posted |" in markdown and "| `module: fsdp` | - |" in markdown
 
 
 def test_outputs_survive_newlines_and_delimiter_like_text(tmp_path):

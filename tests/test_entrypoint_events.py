@@ -221,7 +221,7 @@ def test_dispatch_dry_run_writes_nothing_and_still_reports_the_plan(fake_github,
     assert run.outputs["outcome"] == plan.outcome
     assert json.loads(run.outputs["labels-added"]) == list(plan.add_labels)
     assert json.loads(run.outputs["plan"])["comment"]["template"] == plan.comment.template
-    assert "(dry run)" in run.summary and "Would add labels" in run.summary
+    assert "dry run, nothing written" in run.summary.splitlines()[0] and "| Would add | Would post |" in run.summary
 
 
 def test_dispatch_without_issue_number_sweeps(fake_github, tmp_path):

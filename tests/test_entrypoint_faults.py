@@ -49,7 +49,7 @@ def test_killed_after_the_comment_then_rerun_by_a_new_event_completes_without_a_
 
     assert first.returncode == 1
     assert len(fake_github.comments(REPO, 60)) == 1 and MARKER not in fake_github.issue_labels(REPO, 60)
-    assert "| Comment posted | `not_distributed` |" in first.summary  # the summary tells what did get written
+    assert "Comment posted |" in first.summary and "| `not_distributed` |" in first.summary  # the summary tells what did get written
     _end_outage(fake_github)
 
     second = run_action(fake_github, tmp_path, "issues", issues_payload(fake_github, 60, "labeled", label=QUEUE))

@@ -16,13 +16,17 @@ from typing import Mapping
 from triage.action.app import run_event
 from triage.action.context import Result, model_note
 from triage.action.planmode import plans_path, run_apply, run_plan
-from triage.action.report import (Reporter, error_outputs, ignored_outputs, issue_outputs, summary_markdown,
-                                  sweep_outputs)
+from triage.action.limits import OUTPUT_CAP, SUMMARY_CAP, nbytes
+from triage.action.report import (Reporter, capped_document, capped_list, error_outputs, ignored_outputs,
+                                  issue_outputs, plan_dict, sweep_outputs)
+from triage.action.summary import count_gap, summary_markdown
 from triage.service.summary import line_for
 from triage.action.settings import ActionError, read_payload, settings_from_environ
 
 
-def report_result(result: Result, reporter: Reporter, title: str) -> int:
+def report_result(result: Result, reporter: Reporter, title: str, *, rest_in: str = "") -> int:
+    """Log lines, outputs, the step summary and annotations for a run's result; the exit status. `rest_in`: a file
+    that already holds every plan (plan mode's plans file), named where the summary or an output had to be cut."""
     if result.kind == "ignored":
         reporter.info(f"ptd-triage: nothing to do: {result.why}")
         reporter.set_outputs(ignored_outputs())
@@ -37,21 +41,58 @@ def report_result(result: Result, reporter: Reporter, title: str) -> int:
     if result.kind == "issue":
         reporter.info(line_for(result.issue))
         reporter.set_outputs(issue_outputs(result.issue))
-        reporter.write_summary(summary_markdown(title, result.results, result.notes))
     else:
-        reporter.set_outputs(sweep_outputs(result.sweep))
-        reporter.write_summary(summary_markdown(title, result.results, result.notes, sweep=result.sweep))
+        set_sweep_outputs(result.sweep, reporter, rest_in)
+    write_summary(result, reporter, title, rest_in)
     failed = result.failed
     for item in failed:
         reporter.error(f"#{item.number}: {item.error}" if item.number else item.error)
     report_model_fallbacks(fallbacks, reporter)
     if result.kind == "sweep":
         sweep = result.sweep
-        reporter.info(f"ptd-triage: found {sweep.found}, triaged {len(sweep.triaged)}, failed {len(failed)}, "
+        did = "would triage" if sweep.dry_run else "triaged"
+        reporter.info(f"ptd-triage: found {sweep.found}, {did} {len(sweep.triaged)}, failed {len(failed)}, "
                       f"skipped {sum(sweep.skipped.values())}, left {sweep.left}")
+        gap = count_gap(sweep)
+        if gap:
+            reporter.warning(f"sweep: {gap}")
         if failed:
             reporter.error(f"sweep: {len(failed)} of {len(sweep.results)} issue(s) failed; re-run to complete them")
     return 1 if failed or model_failed else 0
+
+
+def set_sweep_outputs(sweep, reporter: Reporter, rest_in: str = "") -> None:
+    """The sweep's outputs; a `plan` list too large for GitHub's limit holds the first plans, and every plan is
+    written to `plan-file` (a warning says how many were left out and where they are)."""
+    outputs = sweep_outputs(sweep)
+    plans = [plan_dict(r) for r in sweep.results]
+    _, kept = capped_list(plans)
+    if kept < len(plans):
+        import json
+
+        path = reporter.write_aside("ptd-triage-plan.json", json.dumps(plans, sort_keys=True) + "\n") or rest_in
+        outputs["plan-file"] = path or ""
+        where = f"; every plan is in {path}" if path else ""
+        reporter.warning(f"the plan output holds {kept} of {len(plans)} plans (GitHub's 1 MB limit per output){where}")
+    reporter.set_outputs(outputs)
+
+
+def write_summary(result: Result, reporter: Reporter, title: str, rest_in: str = "") -> None:
+    """The step summary; over the cap (GitHub drops a summary over 1 MiB), the whole one is written to
+    `summary-file` and the step summary is cut section by section, each cut saying what it left out."""
+    if not reporter.summary_path:
+        return
+    args = (title, result.results, result.notes)
+    sweep = result.sweep if result.kind == "sweep" else None
+    whole = summary_markdown(*args, sweep=sweep, cap=None)
+    if nbytes(whole) <= SUMMARY_CAP:
+        reporter.write_summary(whole)
+        return
+    path = reporter.write_aside("ptd-triage-summary.md", whole) or rest_in
+    reporter.set_outputs({"summary-file": path or ""})
+    reporter.write_summary(summary_markdown(*args, sweep=sweep, cap=SUMMARY_CAP, rest_in=path or ""))
+    reporter.warning(f"the step summary was cut to stay under GitHub's 1 MiB limit"
+                     + (f"; the whole summary is in {path}" if path else ""))
 
 
 # The model's budget of calls (llm-max-calls) is a configured limit, not a failure: the rubric plans the rest.
@@ -105,10 +146,16 @@ def main(environ: Mapping[str, str] | None = None) -> int:
             return report_result(result, reporter, f"{title} (apply)")
         if settings.mode == "plan":  # read-only: plan with the configured planner, save the plans, write nothing
             result, count = run_plan(settings, env, reporter, payload, event, action)
-            status = report_result(result, reporter, f"{title} (plan)")
             path = plans_path(settings, env)
-            reporter.set_outputs({"plans-file": str(path), "plans": path.read_text(encoding="utf-8").strip(),
-                                  "planned": str(count)})
+            status = report_result(result, reporter, f"{title} (plan)", rest_in=str(path))
+            text = path.read_text(encoding="utf-8").strip()
+            if nbytes(text) > OUTPUT_CAP:  # the plans file keeps them all; the output says where they are
+                import json
+
+                text, kept = capped_document(json.loads(text), rest_in=str(path))
+                reporter.warning(f"the plans output holds {kept} of {count} plans (GitHub's 1 MB limit per output); "
+                                 f"every plan is in the plans file, {path}")
+            reporter.set_outputs({"plans-file": str(path), "plans": text, "planned": str(count)})
             return status
         result, context = run_event(settings, reporter, payload, env, event, action)
         if context is not None and context.queue_source and result.kind != "ignored":  # which queue ran

@@ -139,7 +139,8 @@ def _apply_as_sweep(run: Context, plans: Mapping[int, Any], note: str) -> Result
     s = run.settings
     labels_only = s.not_before if s.not_before and s.not_before_mode != "skip" else None
     numbers = list(plans)[:s.max_issues]
-    sweep = SweepResult(query=f"apply the saved plans ({note})", found=len(plans))
+    sweep = SweepResult(query=f"apply the saved plans ({note})", found=len(plans), dry_run=s.dry_run,
+                        marker=run.bundle.labels.marker)
     sweep.left = len(plans) - len(numbers)
     for index, number in enumerate(numbers):
         item = run.triager.triage(number, force=False, require_queue=True, leave_recent=True, cutoff=labels_only)

@@ -1,4 +1,5 @@
-"""What a run tells people: step outputs, the step summary (markdown) and annotations.
+"""What a run tells people: step outputs, annotations, and the writing of the step summary (its markdown is
+`triage.action.summary`'s). Outputs and the summary stay under GitHub's size limits (`triage.action.limits`).
 
 Outputs and annotations use the documented workflow-command formats (`triage.action.workflow_commands`).
 Everything written is made safe first: text that cannot be encoded (a lone surrogate from an issue) is replaced,
@@ -17,6 +18,7 @@ import re
 import sys
 from typing import Any, Mapping
 
+from triage.action.limits import OUTPUT_CAP, SUMMARY_CAP, nbytes
 from triage.action.redact import Redactor, redactor_from_environ
 from triage.action.workflow_commands import issue_command, prepare_key_value_message
 
@@ -48,6 +50,7 @@ class Reporter:
         env = os.environ if environ is None else environ
         self.output_path = env.get("GITHUB_OUTPUT") or None
         self.summary_path = env.get("GITHUB_STEP_SUMMARY") or None
+        self.temp_dir = env.get("RUNNER_TEMP") or None  # where a text too large for GitHub's limits is kept whole
         self.annotations = annotations
         self.redactor = redactor if redactor is not None else redactor_from_environ(env)
 
@@ -84,13 +87,39 @@ class Reporter:
             return
         with open(self.output_path, "a", encoding="utf-8", newline="") as handle:
             for name, value in outputs.items():
-                handle.write(prepare_key_value_message(name, self.scrub(value)) + os.linesep)
+                text = self.scrub(value)
+                if nbytes(text) > OUTPUT_CAP:  # the callers cap what can grow (plan, plans): a last defence
+                    self.warning(f"output {name} left empty: {nbytes(text)} bytes is over GitHub's 1 MB limit")
+                    text = ""
+                handle.write(prepare_key_value_message(name, text) + os.linesep)
 
     def write_summary(self, markdown: str) -> None:
         if not self.summary_path:
             return
+        text = self.scrub(markdown).rstrip() + "\n"
+        room = SUMMARY_CAP - self._summary_size()
+        if nbytes(text) > room:  # summary_markdown keeps under the cap itself: a last defence, cut at a line
+            text = text.encode("utf-8", "replace")[:max(room - 200, 0)].decode("utf-8", "ignore")
+            text = text[:text.rfind("\n") + 1] + "\n_(cut here: GitHub's 1 MiB step-summary limit)_\n"
         with open(self.summary_path, "a", encoding="utf-8") as handle:
-            handle.write(self.scrub(markdown).rstrip() + "\n")
+            handle.write(text)
+
+    def _summary_size(self) -> int:
+        try:
+            return os.path.getsize(self.summary_path)
+        except OSError:
+            return 0
+
+    def write_aside(self, name: str, text: str) -> str | None:
+        """`text` whole in a file in the runner's temporary directory (what did not fit GitHub's limits); its path,
+        or None outside a runner."""
+        if not self.temp_dir:
+            return None
+        from pathlib import Path
+
+        path = Path(self.temp_dir) / name
+        self.write_file(path, text)
+        return str(path)
 
 
     def write_file(self, path, text: str) -> None:
@@ -147,92 +176,31 @@ def sweep_outputs(sweep) -> dict[str, str]:
         "labels-added": json.dumps(added),
         "sub-oncall": "",
         "modules": json.dumps(modules),
-        "plan": json.dumps([plan_dict(r) for r in results], sort_keys=True),
+        "plan": capped_list([plan_dict(r) for r in results])[0],
         **{k: str(v) for k, v in _counts(results).items()}, "left": str(sweep.left),
     }
 
 
-def _code(text: str) -> str:
-    return "`" + safe_text(text).replace("`", "'") + "`"
+def capped_list(items: list, cap: int = OUTPUT_CAP) -> tuple[str, int]:
+    """(the JSON list of the first items that fit in `cap` bytes, how many). Always valid JSON: whole items only."""
+    pieces, used = [], 2
+    for item in items:
+        piece = json.dumps(item, sort_keys=True)
+        used += nbytes(piece) + 2
+        if used > cap:
+            break
+        pieces.append(piece)
+    return "[" + ", ".join(pieces) + "]", len(pieces)
 
 
-def _link(result) -> str:
-    title = md_escape(result.title[:80]) if result.title else ""
-    if result.url:
-        return f"[#{result.number}]({result.url})" + (f" {title}" if title else "")
-    return f"#{result.number}" + (f" {title}" if title else "")
-
-
-def issue_markdown(result) -> str:
-    plan = result.plan
-    heading = "failed" if result.error else result.outcome
-    lines = [f"### {_link(result) if result.number else 'Search'}: {_code(heading)}"
-             + (" (dry run)" if result.dry_run else ""), ""]
-    if result.error:
-        lines += [f"**Failed:** {md_escape(result.error)}"
-                  + (f" (it had planned {_code(result.words.outcome(plan.outcome) if result.words else plan.outcome)})"
-                     if plan is not None else ""), ""]
-    if result.left:
-        lines += [f"Left: {md_escape(result.left)}", ""]
-    if plan is None:
-        return "\n".join(lines) + "\n"
-    lines += [
-        "| | |",
-        "| --- | --- |",
-        f"| Planner | {_code(plan.planner)} |",
-        f"| Sub-oncall | {_code(plan.sub_oncall) if plan.sub_oncall else '-'} |",
-        f"| Modules | {', '.join(_code(m) for m in plan.modules) or '-'} |",
-        f"| Confidence | {plan.confidence or '-'} |",
-        f"| Forced re-triage | {'yes' if result.forced else 'no'} |",
-    ]
-    verb = "Would add labels" if result.dry_run else "Labels written"
-    lines.append(f"| {verb} | {', '.join(_code(l) for l in result.labels_written) or 'none'} |")
-    comment = result.comment_posted
-    lines.append(f"| {'Would post comment' if result.dry_run else 'Comment posted'} | {_code(comment) if comment else 'none'} |")
-    deciders = sorted({getattr(step, "by", plan.planner) for step in plan.steps if not step.skipped})
-    if deciders and deciders != ["rubric"]:
-        by_step = ", ".join(f"{step.step}: {getattr(step, 'by', plan.planner)}" for step in plan.steps if not step.skipped)
-        lines.append(f"| Decided by (step: planner) | {md_escape(by_step)} |")
-    if plan.usage:
-        lines.append(f"| Model usage | {md_escape(json.dumps(plan.usage, sort_keys=True))} |")
-    if plan.explained:
-        lines += ["", "Steps and evidence:", ""] + [f"{i}. {md_escape(r)}" for i, r in enumerate(plan.explained, 1)]
-    return "\n".join(lines) + "\n"
-
-
-def summary_markdown(title: str, results, notes=(), *, sweep=None) -> str:
-    """For people: for a sweep, a table of every issue and the totals first, what needs a person, details below."""
-    parts = [f"## ptd-triage: {md_escape(title)}", ""]
-    parts += [f"- {md_escape(n)}" for n in notes]
-    if notes:
-        parts.append("")
-    if sweep is not None:
-        counts = _counts(results)
-        skipped = sum(sweep.skipped.values())
-        parts += [f"**Found {sweep.found}** queue issue(s) without the marker: triaged {counts['triaged']}, "
-                  f"waiting for a person {counts['flagged']}, failed {counts['failed']}, skipped {skipped}, "
-                  f"left for the next sweep {sweep.left}.", ""]
-        for why, count in sorted(sweep.skipped.items()):
-            parts.append(f"- skipped {count}: {md_escape(why)}")
-        if sweep.stopped:
-            parts.append(f"- stopped early: {md_escape(sweep.stopped)}")
-        if sweep.skipped or sweep.stopped:
-            parts.append("")
-        if results:
-            parts += ["| Issue | Outcome | Labels added | Needs a person |", "| --- | --- | --- | --- |"]
-            for r in results:
-                labels = ", ".join(_code(l) for l in r.labels_written) or "-"
-                person = "**yes**" if r.needs_person else ("failed" if r.error else "no")
-                parts.append(f"| {_link(r) if r.number else 'search'} | {_code('failed' if r.error else r.outcome)} "
-                             f"| {labels} | {person} |")
-            parts.append("")
-            waiting = [r for r in results if r.needs_person]
-            if waiting:
-                parts += ["Needs a person: " + ", ".join(_link(r) for r in waiting), ""]
-            parts += ["<details><summary>Details per issue</summary>", ""]
-    if not results:
-        parts.append("No issue was triaged.")
-    parts += [issue_markdown(r) for r in results]
-    if sweep is not None and results:
-        parts += ["</details>", ""]
-    return "\n".join(parts)
+def capped_document(document: dict, cap: int = OUTPUT_CAP, *, rest_in: str = "") -> tuple[str, int]:
+    """The plans document as one output, its `plans` list cut to fit `cap` bytes (then `omitted` counts the rest and
+    `plans_file` says where they all are); (the JSON, how many plans it holds)."""
+    text = json.dumps(document, ensure_ascii=False)
+    plans = document.get("plans") or []
+    if nbytes(text) <= cap:
+        return text, len(plans)
+    head = {k: v for k, v in document.items() if k != "plans"}
+    listed, kept = capped_list(plans, cap - nbytes(json.dumps(head)) - 200)
+    cut = dict(head, omitted=len(plans) - kept, plans_file=rest_in, plans=json.loads(listed))
+    return json.dumps(cut, ensure_ascii=False), kept

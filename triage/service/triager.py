@@ -72,6 +72,7 @@ class IssueResult:
     requests: int = 0  # API requests this issue cost
     before_cutoff: bool = False  # created before not-before (labels-only mode): its comment was dropped
     words: QueueWords | None = None  # the queue's words for the outcome (the plan keeps the stable value)
+    marker: str = ""  # the queue's marker label (the summary names it once instead of in every row)
 
     @property
     def labels_written(self) -> tuple[str, ...]:
@@ -112,6 +113,8 @@ class SweepResult:
     not_before: str | None = None  # the cut-off (not-before), if one was set
     not_before_mode: str = "skip"
     before_cutoff: int = 0  # queue issues created before the cut-off: not triaged (skip), or labelled only
+    dry_run: bool = False  # nothing was written: every count is what the sweep would have done
+    marker: str = ""  # the queue's marker label
 
     def skip(self, why: str) -> None:
         self.skipped[why] = self.skipped.get(why, 0) + 1
@@ -194,7 +197,8 @@ class Triager:
         issue as just read (e.g. by the sweep's re-read) and is used instead of reading it again. A GitHub failure
         ends up in `error`, with whatever was written before it, so a sweep goes on and reports the truth.
         `cutoff`: an issue created before it gets labels but no comment (the sweep's labels-only not-before)."""
-        result = IssueResult(number=number, dry_run=self.dry_run, forced=force, words=self.words)
+        result = IssueResult(number=number, dry_run=self.dry_run, forced=force, words=self.words,
+                             marker=self.bundle.labels.marker)
         before = self.client.request_count
         started = time.monotonic()
         try:
@@ -338,7 +342,8 @@ class Triager:
         is reached the client refuses with nothing sent, and the sweep stops cleanly; the next sweep takes what
         is left. It holds for this sweep only: the client is handed back as it came."""
         result = SweepResult(query=self.sweep_query(), not_before=self.not_before,
-                             not_before_mode=self.not_before_mode)
+                             not_before_mode=self.not_before_mode,
+                             dry_run=self.dry_run, marker=self.bundle.labels.marker)
         walk = _Walk(max_issues=max_issues, seconds=seconds, started=self.clock(), on_result=on_result)
         try:
             with self.client.reserve(reserve):

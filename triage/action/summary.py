@@ -1,0 +1,323 @@
+"""The step summary (markdown): what a busy maintainer reads after a run, in the order they act on it.
+
+1. The headline says what kind of run it was; a dry run says so there and in every count ("would triage"), never
+   "triaged 20" for a run that wrote nothing.
+2. What needs a person comes first, one row per issue with the reason in the queue's words (possibly high priority
+   and by which criterion, not in this queue, module unclear, no sub-oncall, the triage failed).
+3. Then every issue in one table: outcome, the labels and the comment (template) it got or would get. The queue's
+   marker label is named once above the table, not repeated in each row.
+4. What the run was (the queue, the search, the budget, the model), then the steps and evidence per issue, folded.
+
+Titles and reasons come from issues and models: hostile text. Each is cut at a word boundary and escaped
+(`md_escape`), so a title's pipes, backticks or HTML render as text and never break a table.
+
+Size: GitHub refuses a step summary over 1 MiB (see `triage.action.limits`). The rendering takes a byte budget;
+when everything does not fit, sections are filled in the order above and each one cut short says how many rows it
+left out and where the whole summary is (a file beside the run, `summary-file`).
+
+May import: the standard library, `triage.action.report` (escaping), `triage.action.limits`.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+from triage.action.limits import SUMMARY_CAP, nbytes
+from triage.action.report import md_escape, safe_text
+
+TITLE_CHARS = 70  # a title beyond this is cut at a word boundary, with an ellipsis
+REASON_CHARS = 160
+_URL = re.compile(r"https://[^\s()<>\[\]\"'`|\\]+")
+# Step 5's own wording (triage.core.steps): "step 5: possibly high priority — <criterion> (score ...".
+_CRITERION = re.compile(r"possibly high priority — (.+?) \(score")
+_MODEL_CRITERIA = re.compile(r"\(criteria: ([^)]*)\)")
+
+
+# ---- small pieces ------------------------------------------------------------------------------------------------
+
+
+def cut(text: str, limit: int) -> str:
+    """`text` on one line, at most `limit` characters: cut at the last word boundary before it, with an ellipsis."""
+    text = " ".join(safe_text(text).split())
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    space = head.rfind(" ")
+    if space >= limit // 2:  # a word boundary not too far back; otherwise one very long word is cut inside
+        head = head[:space]
+    return head.rstrip(" ,;:.-—") + "…"
+
+
+def code(text: str) -> str:
+    """A label or template name as inline code: no backtick can close it, no pipe can split a table cell."""
+    return "`" + safe_text(text).replace("`", "'").replace("|", "\\|") + "`"
+
+
+def issue_link(result, *, title: bool = True) -> str:
+    if not result.number:
+        return "search"
+    url = result.url if isinstance(result.url, str) and _URL.fullmatch(result.url) else ""
+    link = f"[#{result.number}]({url})" if url else f"#{result.number}"
+    shown = md_escape(cut(result.title, TITLE_CHARS)) if title and result.title else ""
+    return f"{link} {shown}" if shown else link
+
+
+def _outcome(result) -> str:
+    return "failed" if result.error else result.outcome
+
+
+def _labels(result, marker: str = "") -> str:
+    labels = [label for label in result.labels_written if label != marker]
+    return ", ".join(code(label) for label in labels) or "-"
+
+
+def _comment(result) -> str:
+    return code(result.comment_posted) if result.comment_posted else "-"
+
+
+# ---- why a person is needed --------------------------------------------------------------------------------------
+
+
+def attention(result) -> str | None:
+    """Why this issue needs a person, in the queue's words (None: it does not). Pure: from the plan's steps and the
+    policy's drops, which the planners already explain."""
+    if result.error:
+        return f"the triage failed: {cut(result.error, REASON_CHARS)}; a re-run completes it"
+    if not result.needs_person:
+        return None
+    plan = result.plan
+    words = result.words
+    reasons = []
+    step5 = plan.step(5)
+    if plan.outcome == "high_priority":
+        reasons.append(_high_priority(step5.reason if step5 is not None else ""))
+    if plan.outcome == "not_distributed":
+        not_in_queue = words.not_in_queue if words else "not in this queue"
+        reasons.append(f"{not_in_queue}: not in the queue, move it to the right one")
+    step3 = plan.step(3)
+    if step3 is not None and step3.decision == "low":
+        reasons.append("module unclear: add the module label")
+    texts = " ".join(plan.explained)
+    if "no sub-oncall for the issue" in texts:
+        reasons.append("no sub-oncall found: choose one")
+    if "a classification with no module label" in texts and not any(r.startswith("module") for r in reasons):
+        reasons.append("no module label: add one")
+    if not reasons:
+        reasons.append("to review: " + cut(plan.explained[-1] if plan.explained else plan.outcome, REASON_CHARS))
+    return "; ".join(reasons)
+
+
+def _high_priority(reason: str) -> str:
+    """"possibly high priority: <criterion>" from step 5's reason (the rubric's or the hybrid model's)."""
+    found = _CRITERION.search(reason) or _MODEL_CRITERIA.search(reason)
+    if found:
+        return f"possibly high priority: {cut(found.group(1), 60)} (no marker until a person looks)"
+    said = re.sub(r"^step 5( \([^)]*\))?: ", "", reason)
+    return "possibly high priority" + (f": {cut(said, 80)}" if said else "") + " (no marker until a person looks)"
+
+
+# ---- the counts ----------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Counts:
+    found: int
+    triaged: int
+    flagged: int
+    commented: int
+    failed: int
+    skipped: int
+    left: int
+
+    @property
+    def accounted(self) -> int:
+        return self.triaged + self.failed + self.skipped + self.left
+
+
+def sweep_counts(sweep) -> Counts:
+    results = [r for r in sweep.results if r.number]  # a failed search is no queue issue
+    return Counts(
+        found=sweep.found,
+        triaged=sum(1 for r in results if r.plan is not None and not r.error and not r.left),
+        flagged=sum(1 for r in results if r.needs_person),
+        commented=sum(1 for r in results if r.comment_posted and not r.error),
+        failed=sum(1 for r in results if r.error),
+        skipped=sum(sweep.skipped.values()),
+        left=sweep.left,
+    )
+
+
+def count_gap(sweep) -> str | None:
+    """A sentence when the sweep's counts do not add up (found != triaged + failed + skipped + left), else None.
+    It happens when GitHub's search count changes under the sweep (issues opened meanwhile, or its index lagging
+    the labels this sweep wrote); a person should know the numbers are not the whole story."""
+    c = sweep_counts(sweep)
+    if c.found == c.accounted:
+        return None
+    return (f"the counts do not add up: found {c.found}, but triaged {c.triaged} + failed {c.failed} + skipped "
+            f"{c.skipped} + left {c.left} = {c.accounted}; GitHub's search count changed during the sweep (issues "
+            f"opened meanwhile, or its index lagging the labels written) or some were not reached; the next "
+            f"sweep takes what is left")
+
+
+def counts_sentence(c: Counts, dry_run: bool) -> str:
+    if dry_run:
+        return (f"**Found {c.found}** queue issue(s) to triage: **would triage {c.triaged}** (would comment on "
+                f"{c.commented}), {c.flagged} would wait for a person, {c.failed} failed, {c.skipped} skipped, "
+                f"{c.left} left for the next sweep. Nothing was written to GitHub.")
+    return (f"**Found {c.found}** queue issue(s) to triage: **triaged {c.triaged}** (commented on {c.commented}), "
+            f"{c.flagged} wait for a person, {c.failed} failed, {c.skipped} skipped, {c.left} left for the next "
+            f"sweep.")
+
+
+# ---- the document ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Section:
+    """A run of rows under a header; cut short when the byte budget runs out."""
+
+    what: str  # "rows of the table", said in the line that counts what was left out
+    open: list[str]
+    rows: list[str]
+    close: list[str] = field(default_factory=list)
+
+
+def _headline(title: str, dry_run: bool) -> str:
+    if dry_run:
+        return f"## ptd-triage — dry run, nothing written: {md_escape(title)}"
+    return f"## ptd-triage: {md_escape(title)}"
+
+
+def issue_block(result, *, level: str = "###", table: bool = True) -> str:
+    """One issue: heading, what it got (or would get), and the steps with their evidence."""
+    plan = result.plan
+    dry = result.dry_run
+    lines = [f"{level} {issue_link(result)}: {code(_outcome(result))}" + (" (dry run)" if dry and table else ""), ""]
+    if result.forced:
+        lines += ["Forced re-triage: a person asked for it.", ""]
+    if result.error:
+        had = f" (it had planned {code(result.words.outcome(plan.outcome) if result.words else plan.outcome)})" \
+            if plan is not None else ""
+        lines += [f"**Failed:** {md_escape(result.error)}{had}", ""]
+    if result.left:
+        lines += [f"Left: {md_escape(result.left)}", ""]
+    if plan is None:
+        return "\n".join(lines) + "\n"
+    why = attention(result)
+    if why and not result.error:
+        lines += [f"**Needs a person:** {md_escape(why)}", ""]
+    modules = ", ".join(code(m) for m in plan.modules) or "-"
+    sub = code(plan.sub_oncall) if plan.sub_oncall else "-"
+    if table:
+        labels_head, comment_head = ("Would add", "Would post") if dry else ("Labels added", "Comment posted")
+        lines += [f"| Sub-oncall | Modules | Confidence | {labels_head} | {comment_head} |",
+                  "| --- | --- | --- | --- | --- |",
+                  f"| {sub} | {modules} | {plan.confidence or '-'} | {_labels(result)} | {_comment(result)} |", ""]
+    else:
+        lines += [f"Sub-oncall {sub} · modules {modules} · confidence {plan.confidence or '-'}", ""]
+    extra = [f"Planner: {code(plan.planner)}"]
+    deciders = sorted({getattr(step, "by", plan.planner) for step in plan.steps if not step.skipped})
+    if deciders and deciders != ["rubric"]:
+        extra.append("Decided by (step: planner): " + md_escape(", ".join(
+            f"{step.step}: {getattr(step, 'by', plan.planner)}" for step in plan.steps if not step.skipped)))
+    if plan.usage:
+        extra.append(f"Model usage: {md_escape(json.dumps(plan.usage, sort_keys=True))}")
+    lines += [f"- {item}" for item in extra] + [""]
+    if plan.explained:
+        lines += ["Steps and evidence:", ""] + [f"{i}. {md_escape(r)}" for i, r in enumerate(plan.explained, 1)]
+    return "\n".join(lines) + "\n"
+
+
+def summary_markdown(title: str, results, notes=(), *, sweep=None, dry_run: bool | None = None,
+                     cap: int | None = SUMMARY_CAP, rest_in: str = "") -> str:
+    """The step summary. `cap`: its size in bytes at most (None: no cap); `rest_in`: where the whole summary is,
+    said in each line that counts what a cut section left out."""
+    results = list(results)
+    if dry_run is None:
+        dry_run = bool(sweep.dry_run) if sweep is not None else any(r.dry_run for r in results)
+    head = [_headline(title, dry_run), ""]
+    if sweep is not None:
+        head += _sweep_head(sweep, dry_run)
+    about = [_Section("lines about the run", ["### This run", ""], [f"- {md_escape(n)}" for n in notes], [""])]
+    if not results:
+        if sweep is None or not sweep.found:
+            head.append("No issue was triaged.")
+        return _assemble(head, about, cap, rest_in)
+    if sweep is None:
+        return _assemble(head + [issue_block(r) for r in results], about, cap, rest_in)
+    sections = _sweep_sections(results, dry_run, sweep.marker)
+    return _assemble(head, sections[:-1] + about + sections[-1:], cap, rest_in)
+
+
+def _sweep_head(sweep, dry_run: bool) -> list[str]:
+    lines = [counts_sentence(sweep_counts(sweep), dry_run), ""]
+    gap = count_gap(sweep)
+    if gap:
+        lines += [f"> [!WARNING]\n> {md_escape(gap[0].upper() + gap[1:])}.", ""]
+    more = [f"- skipped {count}: {md_escape(why)}" for why, count in sorted(sweep.skipped.items())]
+    if sweep.stopped:
+        more.append(f"- stopped early: {md_escape(sweep.stopped)}")
+    return lines + more + ([""] if more else [])
+
+
+def _sweep_sections(results, dry_run: bool, marker: str) -> list[_Section]:
+    waiting = [(r, attention(r)) for r in results]
+    waiting = [(r, why) for r, why in waiting if why]
+    sections = []
+    if waiting:
+        sections.append(_Section(
+            "issues that need a person",
+            [f"### {'Would need' if dry_run else 'Needs'} a person ({len(waiting)})", "", "| Issue | Why |",
+             "| --- | --- |"],
+            [f"| {issue_link(r)} | {md_escape(why)} |" for r, why in waiting], [""]))
+    labels_head, comment_head = ("Would add", "Would post") if dry_run else ("Labels added", "Comment posted")
+    marked = sum(1 for r in results if marker and marker in r.labels_written)
+    marker_line = (f"The marker {code(marker)} {'would be added' if dry_run else 'was added'} to {marked} of these "
+                   f"(not to one flagged as possibly high priority); it is left out of the table." if marker else "")
+    sections.append(_Section(
+        "rows of the table",
+        [f"### {'Would triage' if dry_run else 'Triaged'} ({len(results)})", ""]
+        + ([marker_line, ""] if marker_line else [])
+        + [f"| Issue | Outcome | {labels_head} | {comment_head} |", "| --- | --- | --- | --- |"],
+        [f"| {issue_link(r)} | {code(_outcome(r))} | {_labels(r, marker)} | {_comment(r)} |" for r in results],
+        [""]))
+    sections.append(_Section(
+        "issues' steps and evidence",
+        ["<details><summary>Steps and evidence per issue</summary>", ""],
+        [issue_block(r, level="####", table=False) for r in results],
+        ["</details>", ""]))
+    return sections
+
+
+_RESERVE = 2048  # room kept for the closing lines and the "left out" lines of every section
+
+
+def _assemble(head: list[str], sections: list[_Section], cap: int | None, rest_in: str) -> str:
+    parts = ["\n".join(head).rstrip("\n") + "\n"]
+    used = nbytes(parts[0])
+    for section in sections:
+        opening, closing = "\n".join(section.open) + "\n", "\n".join(section.close) + "\n"
+        rows, kept = [], 0
+        budget = None if cap is None else cap - _RESERVE - used - nbytes(opening) - nbytes(closing)
+        for row in section.rows:
+            row = row + "\n"
+            if budget is not None:
+                budget -= nbytes(row)
+                if budget < 0:
+                    break
+            rows.append(row)
+            kept += 1
+        left_out = len(section.rows) - kept
+        if kept:
+            text = opening + "".join(rows) + closing
+        else:
+            text = ""
+        if left_out:
+            where = f": the whole summary is in {code(rest_in)}" if rest_in else ""
+            text += (f"_{left_out} of {len(section.rows)} {section.what} left out here, to stay under GitHub's "
+                     f"1 MiB step-summary limit{where}._\n\n")
+        parts.append(text)
+        used += nbytes(text)
+    return "\n".join(p.rstrip("\n") + "\n" for p in parts if p)

@@ -16,7 +16,8 @@
 - Each component's own machinery, as its maintainers name it: Dynamo's VariableTracker names in its errors (not the
   TORCHDYNAMO_VERBOSE hint every compile error prints), Inductor's lowering error and launch knobs, custom ops and
   meta kernels for the dispatcher, size checks for dynamic shapes, invoke_subgraph, score_mod; `functorch.compile`
-  is AOTAutograd's import path, not the functorch transforms.
+  is AOTAutograd's import path, not the functorch transforms. Boilerplate every compile error prints (the
+  `TORCH_LOGS="+dynamo"` hint) and "torch.compile error" (any error of the stack) name no component.
 - Graph breaks and guards as their own modules only when their machinery is named (kept weak).
 - Routing: a compiled script that puts its tensors on the CPU runs the CPU backend's C++; `export(...)` called bare
   is torch.export.
@@ -152,6 +153,16 @@ CASES = {
         "Compiling a bitwise rotate on uint32 fails with a compile error",
         BUG + "The generated kernel does not build: `triton.compiler.errors.CompilationError: at 12:8`.",
         (INDUCTOR,), (DYNAMO,)),
+    "torch-compile-error-is-not-a-build-error": (
+        "torch.compile error when a module registers a forward pre-hook",
+        BUG + "```\ntorch._dynamo.exc.Unsupported: hook with kwargs\n```",
+        (DYNAMO,), (INDUCTOR,)),
+    "dynamo-log-hint-is-not-dynamo": (
+        "Compiled call of a library op raises with no fake implementation",
+        BUG + "```\nUnsupportedOperatorException: mylib.scale.default\n"
+        "You can suppress this exception and fall back to eager by setting torch._dynamo.config.suppress_errors. "
+        "For even more developer context, set TORCH_LOGS=\"+dynamo\"\n```",
+        (DISPATCHER,), (DYNAMO,)),
     "dynamo-error-while-compiling-is-not-inductor": (
         "torch.compile raises Unsupported on a generator passed to zip",
         BUG + "```\ntorch._dynamo.exc.Unsupported: generator with send\n```",

@@ -58,6 +58,15 @@ def _assert_no_secret(text: str, *secrets: str) -> None:
         assert not leaked, f"{len(leaked)} 8-character pieces of a secret were written, e.g. {leaked[0]!r}"
 
 
+def _assert_structured_output_without_a_forced_tool(model) -> None:
+    """What the real Action sent with its default llm-output-mode: Anthropic's output_config json_schema, never a
+    forced tool (current models answer a forced tool_choice with HTTP 400)."""
+    bodies = [call.body for call in model.calls if call.method == "POST"]
+    assert bodies and all(isinstance(b, dict) for b in bodies)
+    assert all("tool_choice" not in b and "tools" not in b for b in bodies)
+    assert all(b["output_config"]["format"]["type"] == "json_schema" for b in bodies)
+
+
 SCENARIOS = {
     "nested 100,000 deep": (Fault.raw_output("[" * 100_000 + "]" * 100_000), "LLMOversized", "levels deep"),
     "50 MB": (Fault.raw(200, b'{"type": "message", "content": "' + b"x" * (50 * 1024 * 1024) + b'"}'),
@@ -85,6 +94,7 @@ def test_a_failing_model_ends_in_the_rubrics_plan_and_a_failed_run(name, fake_gi
     labels = {label["name"] for label in fake_github.issue("octo-org/octo-repo", 21)["labels"]}
     assert set(rubric["add_labels"]) <= labels  # the rubric's plan was applied
     assert len(model.answered) == 1  # no paid repair where a repair cannot help
+    _assert_structured_output_without_a_forced_tool(model)
     _assert_no_secret(_everything_written(run, tmp_path, fake_github), KEY, fake_github.token)
     if name == "drips a byte a second":
         assert run.seconds < 15, f"a dripping model held the run for {run.seconds:.1f} s"

@@ -145,6 +145,41 @@ def test_a_reply_echoing_the_key_ends_in_the_rubrics_plan_and_is_written_nowhere
     _assert_no_secret(_everything_written(run, tmp_path, fake_github), KEY, fake_github.token)
 
 
+# An AWS secret key's shape (40 characters); the stand-in signs and checks SigV4 with it.
+AWS_SECRET = "wJ7rXUtnF3MI8K7MDENG2bPxRfiCY4EXAMPLEKEY"
+
+
+@pytest.mark.parametrize("provider", ["openai", "bedrock"])
+def test_the_other_providers_replies_echoing_their_secret_end_in_the_rubrics_plan(provider, fake_github, tmp_path):
+    """The same through OpenAI's stand-in (the API key) and Bedrock's (the AWS secret key and session token, from
+    the environment configure-aws-credentials exports): not trusted, the rubric's plan, written nowhere."""
+    from fakellm import FakeBedrock, FakeOpenAI
+
+    server = FakeOpenAI(api_key=KEY) if provider == "openai" else FakeBedrock(secret_key=AWS_SECRET)
+    with server:
+        secrets = [KEY] if provider == "openai" else [AWS_SECRET, server.session_token]
+        echo = good_answer(route={"decision": "parallelisms", "quote": "",
+                                  "reason": " / ".join(secret[:20] for secret in secrets)})
+        server.script(echo)
+        seed_issue(fake_github, 21, FSDP_WITH_REPRO)
+        rubric = expected_plan(fake_github, 21).to_dict()
+        payload = issues_payload(fake_github, 21, "labeled", label=QUEUE)
+        inputs = {"planner": "llm", "llm-provider": provider, "llm-model": "test-model", "llm-base-url": server.url,
+                  "llm-timeout": "5"}
+        env = {}
+        if provider == "openai":
+            inputs["llm-api-key"] = KEY
+        else:
+            env = {k: v for k, v in server.credentials.items() if v}
+        run = run_action(fake_github, tmp_path, "issues", payload, inputs=inputs, env=env, timeout=60)
+        assert run.returncode == 1, run.stdout + run.stderr
+        assert "::error::#21: the model's plan was not used" in run.stdout and "LLMSecretEchoed" in run.stdout
+        plan = json.loads(run.outputs["plan"])
+        assert plan["planner"] == "rubric" and plan["add_labels"] == rubric["add_labels"]
+        assert len(server.answered) == 1
+        _assert_no_secret(_everything_written(run, tmp_path, fake_github), *secrets, fake_github.token)
+
+
 def test_a_reply_repeating_eight_characters_of_the_key_is_refused_and_seven_are_not():
     from triage.llm.common import repeats_secret
 

@@ -38,6 +38,21 @@ REQUESTS = {
         "[RFC] A new communication backend for optical interconnects",
         PITCH + "We would like to introduce a new backend for our interconnect; currently we maintain it out of tree.",
         {FEATURE}),
+    "feature-new-platform": (
+        "torch.distributed on Windows with the NCCL-free TCP backend for multi-machine jobs",
+        PITCH + "There is no way to run a multi-machine job from Windows hosts today. We would like a backend that "
+        "works there.",
+        {FEATURE}),
+    "feature-mentions-a-crash": (
+        "Add a way to dump every rank's Python stacks when one rank crashes",
+        PITCH + "When a rank segfaults the others sit in their collectives and we lose what they were doing. No such "
+        "facility exists; please add a hook that prints every rank's stack before the job is torn down.",
+        {FEATURE}),
+    "feature-absent-api": (
+        "A collective to gather tensors of different shapes",
+        "There is currently no API to all-gather tensors whose first dimension differs per rank; users pad by hand. "
+        "Please add one.",
+        {FEATURE}),
     # --- enhancement: improves what works
     "enhancement-new-option-lowercase-verb": (
         "[FSDP2] allow a per-module reduce dtype",
@@ -65,6 +80,11 @@ REQUESTS = {
         "FSDP2 prefetching does unnecessary copies of the unsharded parameters",
         "The extra copies cost memory and make each step slower; an option to skip them would help.",
         {ENHANCEMENT, PERF}),
+    "perf-overlap-communication": (
+        "Overlap the pipeline's send/recv with the next microbatch's compute",
+        "Each stage waits for its sends before starting the next forward, so a step is about 20% slower than it "
+        "needs to be. Please make the schedule overlap them.",
+        {ENHANCEMENT, PERF}),
     # --- a clearer error message: the message is the subject, the error word is not a failure
     "clearer-error-when": (
         "Clearer error when init_process_group is given a world_size smaller than the rank",
@@ -83,6 +103,11 @@ REQUESTS = {
         "Support a different number of microbatches per stage",
         BUG_TEMPLATE + "The schedules assume every stage gets the same number of microbatches. Please support a "
         "per-stage count so uneven stages can be balanced." + VERSIONS,
+        {ENHANCEMENT}),
+    "bug-template-option-request": (
+        "[DCP] allow skipping missing keys on load",
+        BUG_TEMPLATE + "Loading a checkpoint saved before we added a layer stops at the first missing key. An "
+        "option to skip keys that are not in the checkpoint would let us warm-start." + VERSIONS,
         {ENHANCEMENT}),
 }
 
@@ -112,6 +137,17 @@ NON_REQUESTS = {
     "removal": (
         "Deprecate the legacy pipeline sync API",
         PITCH + "Nobody should use it any more; we want to remove it in two releases."),
+    "disabled-test": (
+        "DISABLED test_all_gather_uneven (__main__.ProcessGroupNCCLTest)",
+        "Platforms: linux\n\nThis test was disabled because it is failing on trunk. We should add it back once it "
+        "passes again."),
+    "oom-bigger-batch": (
+        "FSDP runs out of memory when the batch size is doubled",
+        BUG_TEMPLATE + "Batch 16 trains; batch 32 fails in the first forward.\n```\ntorch.OutOfMemoryError: CUDA out "
+        "of memory. Tried to allocate 4.00 GiB\n```" + VERSIONS),
+    "question-about-support": (
+        "Does fully_shard support models with tied embeddings?",
+        "I could not find it in the docs. Should I wrap the tied modules together?"),
     "plain-hang": (
         "all_reduce hangs on 16 nodes after the first epoch",
         BUG_TEMPLATE + "Every rank is stuck in the same all_reduce; py-spy shows them all waiting." + VERSIONS),
@@ -132,3 +168,15 @@ def test_a_non_request_gets_no_type(case):
     plan = plan_for(title, body)
     assert not types(plan), plan.step(4).reason
     assert plan.step(4).decision == "none"
+
+
+def test_the_table_covers_every_kind_several_times_and_the_controls():
+    # several invented issues per request kind, and the controls issue 17's acceptance names
+    kinds = [frozenset(expected) for _, _, expected in REQUESTS.values()]
+    assert kinds.count(frozenset({FEATURE})) >= 3
+    assert kinds.count(frozenset({ENHANCEMENT})) >= 3
+    assert kinds.count(frozenset({ENHANCEMENT, PERF})) >= 3
+    assert sum(name.startswith("bug-template") for name in REQUESTS) >= 2
+    assert any("crash" in name for name in REQUESTS)
+    for control in ("usage-error-with-clear-exception", "question", "disabled-test", "oom-bigger-batch"):
+        assert control in NON_REQUESTS

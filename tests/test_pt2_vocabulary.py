@@ -18,6 +18,8 @@
   meta kernels for the dispatcher, size checks for dynamic shapes, invoke_subgraph, score_mod; `functorch.compile`
   is AOTAutograd's import path, not the functorch transforms. Boilerplate every compile error prints (the
   `TORCH_LOGS="+dynamo"` hint) and "torch.compile error" (any error of the stack) name no component.
+- The backend a repro compiles with bisects the stack: `backend="eager"` fails in Dynamo, and neither it nor
+  `backend="aot_eager"` runs Inductor.
 - Graph breaks and guards as their own modules only when their machinery is named (kept weak).
 - Routing: a compiled script that puts its tensors on the CPU runs the CPU backend's C++; `export(...)` called bare
   is torch.export.
@@ -163,6 +165,15 @@ CASES = {
         "You can suppress this exception and fall back to eager by setting torch._dynamo.config.suppress_errors. "
         "For even more developer context, set TORCH_LOGS=\"+dynamo\"\n```",
         (DISPATCHER,), (DYNAMO,)),
+    "eager-backend-repro-is-dynamo": (
+        "Compiled method keeps returning a stale attribute after the module is mutated",
+        BUG + "```python\nm = Net()\nf = torch.compile(m.forward, backend=\"eager\")\nf(x)\nm.scale = 3.0\n"
+        "print(f(x))  # still uses the old scale\n```",
+        (DYNAMO,), (INDUCTOR,)),
+    "aot-eager-repro-is-not-inductor": (
+        "Compiled model gives wrong gradients for a view that is later mutated",
+        BUG + "```python\nopt = torch.compile(model, backend='aot_eager')\nopt(x).sum().backward()\n```",
+        (DISPATCHER,), (INDUCTOR,)),
     "dynamo-error-while-compiling-is-not-inductor": (
         "torch.compile raises Unsupported on a generator passed to zip",
         BUG + "```\ntorch._dynamo.exc.Unsupported: generator with send\n```",

@@ -52,3 +52,72 @@ def test_a_fenced_answer_still_parses():
     assert plan_from_text('  ```\n{"a": 1}\n  ```  ', provider="p") == {"a": 1}
     with pytest.raises(LLMInvalidReply):
         plan_from_text('```json {"a": 1}```', provider="p")
+
+
+# ---- the size limit where no Content-Length tells it: a chunked reply, a body delimited only by the close ------
+
+class _Hostile:
+    """A loopback server that answers one POST with `total` bytes of '[', chunked or delimited only by closing the
+    connection (neither says the size up front); counts what it managed to send."""
+
+    def __init__(self, total: int, *, mode: str):
+        import socket
+        import threading
+
+        self.total, self.mode, self.sent = total, mode, 0
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        conn, _ = self.sock.accept()
+        with conn:
+            request = b""
+            while b"\r\n\r\n" not in request:
+                request += conn.recv(65536)
+            head, _, body = request.partition(b"\r\n\r\n")
+            length = int(next((line.split(b":")[1] for line in head.split(b"\r\n")
+                               if line.lower().startswith(b"content-length")), b"0"))
+            while len(body) < length:
+                body += conn.recv(65536)
+            chunk = b"[" * 65536
+            try:
+                if self.mode == "chunked":
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                                 b"Transfer-Encoding: chunked\r\n\r\n")
+                    while self.sent < self.total:
+                        conn.sendall(b"%x\r\n" % len(chunk) + chunk + b"\r\n")
+                        self.sent += len(chunk)
+                    conn.sendall(b"0\r\n\r\n")
+                else:  # no Content-Length, no chunking: the body ends when the connection closes
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n")
+                    while self.sent < self.total:
+                        conn.sendall(chunk)
+                        self.sent += len(chunk)
+            except OSError:
+                pass  # the client stopped reading and closed: what the limit is for
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@pytest.mark.parametrize("mode", ["chunked", "unframed"])
+def test_a_50_mb_reply_without_a_content_length_is_cut_at_the_limit(mode):
+    """The client reads at most the limit (4 MB) of a 50 MB body that does not say its size, then gives up:
+    LLMOversized, not retried, not parsed, and the server could not push the rest."""
+    from triage.llm.client import LLMClient, LLMConfig
+    from triage.llm.errors import LLMOversized
+
+    server = _Hostile(50 * 1024 * 1024, mode=mode)
+    try:
+        client = LLMClient(LLMConfig(provider="openai", model="m", api_key="k", base_url=server.url, timeout=20,
+                                     max_retries=2), sleep=lambda s: None)
+        started = time.monotonic()
+        with pytest.raises(LLMOversized, match="larger than"):
+            client.complete("system", "user", {"type": "object", "properties": {}}, "plan")
+        assert time.monotonic() - started < 10
+        assert client.budget.calls == 1  # never retried
+        assert server.sent < 50 * 1024 * 1024 // 2, f"the client let {server.sent} bytes arrive"
+    finally:
+        server.close()

@@ -144,7 +144,10 @@ def test_a_command_from_a_reader_does_not_force_the_saved_plan(fake_github, tmp_
     comment = fake_github.add_comment(REPO, 41, "/ptd-retriage", author="reader")
     path = plans_file(tmp_path, [forged(fake_github, 41)])
     run = apply(fake_github, tmp_path, "issue_comment", comment_payload(fake_github, 41, comment), path)
-    assert run.returncode == 0 and run.writes == [], run.stdout
+    # The refusal's one reaction on the command's comment (routers/command.py), and nothing on the issue.
+    assert run.returncode == 0 and [w.path for w in run.writes] == \
+        [f"/repos/{REPO}/issues/comments/{comment['id']}/reactions"], run.stdout
+    assert fake_github.issue_labels(REPO, 41) == [QUEUE, MARKER] and len(fake_github.comments(REPO, 41)) == 1
 
 
 # ---- stale plans --------------------------------------------------------------------------------------------------

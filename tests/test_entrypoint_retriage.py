@@ -1,8 +1,9 @@
 """End to end: the `/ptd-retriage` command (issue_comment.created) and who may use it.
 
-Allowed: repository roles triage, write, maintain, admin. Denied: read, none. Ignored: bots (including
-ourselves), comments on pull requests, the command inside fenced code or a `>` quote. Denied or ignored means
-nothing is written at all, not even the acknowledging reaction.
+Allowed: repository roles triage, write, maintain, admin (acknowledged with 👀, then re-triaged). Denied: read,
+none: answered with one 😕 reaction on the command's comment and nothing else (no reply, no label), once however
+often the event is delivered. Ignored: bots (including ourselves), comments on pull requests, the command inside
+fenced code or a `>` quote: nothing is written at all.
 """
 from __future__ import annotations
 
@@ -59,18 +60,53 @@ def test_allowed_roles_retriage_with_force_and_a_reaction(fake_github, tmp_path,
 
 
 @pytest.mark.parametrize("role", ["read", "none"])
-def test_read_and_none_roles_are_denied_and_nothing_is_written(fake_github, tmp_path, role):
+def test_read_and_none_roles_are_denied_with_one_reaction_and_nothing_else(fake_github, tmp_path, role):
     seed_issue(fake_github, 42, NOT_DISTRIBUTED)
     comment = _command(fake_github, 42, "/ptd-retriage", login=f"user-{role}", role=role)
 
     run = run_action(fake_github, tmp_path, "issue_comment", comment_payload(fake_github, 42, comment))
 
     assert run.returncode == 0
-    assert run.writes == []
-    assert _calls(run) == [f"GET /repos/{REPO}/collaborators/user-{role}/permission"]
-    assert f"whose role is '{role}'" in run.stdout and "Nothing written" in run.stdout
+    assert _calls(run) == [f"GET /repos/{REPO}/collaborators/user-{role}/permission",
+                           f"POST {REACTIONS.format(id=comment['id'])}"]
+    assert [r["content"] for r in fake_github.reactions(REPO, comment["id"])] == ["confused"]
+    assert f"whose role is '{role}'" in run.stdout and "'confused' reaction" in run.stdout
     assert run.outputs["outcome"] == "ignored"
     assert fake_github.issue_labels(REPO, 42) == [QUEUE]
+    assert [c["id"] for c in fake_github.comments(REPO, 42)] == [comment["id"]]  # no reply
+    assert fake_github.issue_reactions(REPO, 42) == []  # no claim: nothing was triaged
+
+
+def test_a_refused_command_delivered_again_adds_nothing(fake_github, tmp_path):
+    """A re-run of the job, or the same person posting the command again on the same comment's event: GitHub keeps
+    one reaction of a kind per account on a comment, so the refusal never piles up."""
+    seed_issue(fake_github, 51, NOT_DISTRIBUTED)
+    comment = _command(fake_github, 51, "/ptd-retriage", login="passer-by", role="read")
+    for attempt in range(3):
+        run = run_action(fake_github, tmp_path / str(attempt), "issue_comment",
+                         comment_payload(fake_github, 51, comment))
+        assert run.returncode == 0, run.stdout
+    assert [r["content"] for r in fake_github.reactions(REPO, comment["id"])] == ["confused"]
+    assert [c["id"] for c in fake_github.comments(REPO, 51)] == [comment["id"]]
+
+
+def test_a_refused_command_in_dry_run_writes_nothing(fake_github, tmp_path):
+    seed_issue(fake_github, 52, NOT_DISTRIBUTED)
+    comment = _command(fake_github, 52, "/ptd-retriage", login="passer-by", role="read")
+    run = run_action(fake_github, tmp_path, "issue_comment", comment_payload(fake_github, 52, comment),
+                     inputs={"dry-run": "true"})
+    assert run.returncode == 0 and run.writes == []
+    assert "Nothing written (dry run)" in run.stdout
+
+
+def test_a_refusal_the_token_may_not_write_does_not_fail_the_run(fake_github, tmp_path):
+    seed_issue(fake_github, 53, NOT_DISTRIBUTED)
+    comment = _command(fake_github, 53, "/ptd-retriage", login="passer-by", role="read")
+    fake_github.inject("POST", f"/repos/{REPO}/issues/comments/\\d+/reactions", 403, times=5)
+    run = run_action(fake_github, tmp_path, "issue_comment", comment_payload(fake_github, 53, comment))
+    assert run.returncode == 0, run.stdout
+    assert run.outputs["outcome"] == "ignored" and "could not be added" in run.stdout
+    assert fake_github.reactions(REPO, comment["id"]) == []
 
 
 def test_unknown_user_is_denied(fake_github, tmp_path):
@@ -81,8 +117,9 @@ def test_unknown_user_is_denied(fake_github, tmp_path):
 
     run = run_action(fake_github, tmp_path, "issue_comment", payload)
 
-    assert run.returncode == 0 and run.writes == []
-    assert "whose role is 'none'" in run.stdout
+    assert run.returncode == 0 and "whose role is 'none'" in run.stdout
+    assert [r["content"] for r in fake_github.reactions(REPO, comment["id"])] == ["confused"]
+    assert fake_github.issue_labels(REPO, 43) == [QUEUE]
 
 
 @pytest.mark.parametrize("login,user_type", [("github-actions[bot]", "Bot"), ("renovate[bot]", "User"),

@@ -109,10 +109,11 @@ def test_the_example_queue_from_the_repository_folder_end_to_end(fake_github, tm
     assert "step 1: not storage" in away.summary and "storage evidence only 0" in away.summary
     assert "distributed" not in said(away).lower()
     (comment,) = fake_github.comments(REPO, 104)
-    assert "this issue is in the storage queue" in comment["body"]
+    assert "this is the triage bot of the storage queue" in comment["body"]
     added = set(fake_github.issue_labels(REPO, 104)) - {QUEUE}
     assert added == {"triage review", MARKER}
-    assert all(f"`{label}`" in comment["body"] for label in added)  # the comment says what the run added
+    # The comment says what the run added for the reporter to see, and never the bot's own marker label.
+    assert "`triage review`" in comment["body"] and MARKER not in comment["body"]
 
 
 def test_the_example_queue_answers_its_own_command_word_only(fake_github, tmp_path):
@@ -142,7 +143,7 @@ def test_the_example_as_one_file_with_extends_none(fake_github, tmp_path):
     assert run.calls().count(f"GET /repos/{REPO}/contents/.github/ptd-triage.yml") == 1
     assert len([c for c in run.calls() if "/contents/" in c]) == 1  # one file, one request
     assert run.outputs["outcome"] == "not_storage"
-    assert "this issue is in the storage queue" in fake_github.comments(REPO, 104)[0]["body"]
+    assert "this is the triage bot of the storage queue" in fake_github.comments(REPO, 104)[0]["body"]
 
 
 def test_extends_an_organisations_shared_queue_in_another_repository(fake_github, tmp_path):
@@ -153,8 +154,8 @@ def test_extends_an_organisations_shared_queue_in_another_repository(fake_github
         "command: /our-storage-retriage\n"
         "templates:\n"
         "  not_storage: |\n"
-        "    Hi{% if author %} @{{ author }}{% endif %}, this does not look like ours. We have added `triage review`"
-        " and `storage-bot-triaged`; no label was removed.\n"))
+        "    Hi{% if author %} @{{ author }}{% endif %}, this is the storage queue's triage bot: this does not look"
+        " like ours. I have added `triage review`; no label was removed.\n"))
     seed(fake_github, 101, 104)
     run = triage(fake_github, tmp_path, 104, ".github/ptd-triage.yml")
     assert run.returncode == 0, run.stdout + run.stderr

@@ -67,13 +67,33 @@ def on_comment_created(context: Context) -> Result:
     word = context.command
     allowed, role = role_allows_retriage(permission_of(context, login))
     if not allowed:
-        return ignored(f"{word} by {login!r}, whose role is {role!r}; "
-                       f"it needs triage, write, maintain or admin. Nothing written.")
+        return refuse(context, comment, f"{word} by {login!r}, whose role is {role!r}; "
+                                        f"it needs triage, write, maintain or admin.")
     if not context.settings.dry_run:
         context.client.add_reaction(context.settings.repo, comment["id"], "eyes")  # acknowledge before working
     result = triage_issue(context, number, force=True)
     result.notes.append(f"{word} by {login} ({role})")
     return result
+
+
+# A refused command is answered with this reaction on the command's comment, and nothing else: the person sees that
+# the bot read it and did not act (the README says who may run it). A reaction cannot spam: GitHub keeps at most one
+# of each kind per account on a comment (a second POST answers 200 and adds nothing), so a re-run or a redelivered
+# event adds nothing; it notifies nobody, where a reply would notify every subscriber of the issue each time
+# someone without the role tries; and it does not say in public what role a person has.
+REFUSED_REACTION = "confused"
+
+
+def refuse(context: Context, comment: dict, why: str) -> Result:
+    from triage.http.errors import HTTPError
+
+    if context.settings.dry_run:
+        return ignored(f"{why} Nothing written (dry run).")
+    try:
+        context.client.add_reaction(context.settings.repo, comment["id"], REFUSED_REACTION)
+    except HTTPError as exc:  # a refused stranger's command is not worth a failed run (e.g. a read-only token)
+        return ignored(f"{why} The {REFUSED_REACTION!r} reaction could not be added ({exc}); nothing written.")
+    return ignored(f"{why} Answered with a {REFUSED_REACTION!r} reaction on the comment; nothing else written.")
 
 
 def may_hold_a_command(body: str) -> bool:

@@ -15,7 +15,7 @@
 - Decompositions (torch._decomp, torch._refs) are the dispatcher's; a matrix factorisation called a decomposition is not.
 - Each component's own machinery, as its maintainers name it: Dynamo's VariableTracker names in its errors (not the
   TORCHDYNAMO_VERBOSE hint every compile error prints), Inductor's lowering error and launch knobs, custom ops and
-  meta kernels for the dispatcher, size checks for dynamic shapes, invoke_subgraph, score_mod; `functorch.compile`
+  meta kernels for the dispatcher, size checks and inputs of varying sizes for dynamic shapes, invoke_subgraph, score_mod; `functorch.compile`
   is AOTAutograd's import path, not the functorch transforms. Boilerplate every compile error prints (the
   `TORCH_LOGS="+dynamo"` hint) and "torch.compile error" (any error of the stack) name no component.
 - The backend a repro compiles with bisects the stack: `backend="eager"` fails in Dynamo, and neither it nor
@@ -238,6 +238,14 @@ CASES = {
         "torch._check_is_size on an item() result still recompiles for every value",
         BUG + "```python\nn = x.sum().item()\ntorch._check_is_size(n)\nreturn torch.zeros(n)\n```",
         (DYNAMIC,), ()),
+    "recompiling-for-each-size-is-dynamic-shapes": (
+        "Decoder recompiles for every new sequence length during generation",
+        "Our prompts have variable-length inputs; after eight lengths the recompile limit is hit and it falls back.",
+        (DYNAMIC,), ()),
+    "recompiling-for-a-changed-attribute-is-not-dynamic-shapes": (
+        "Decoder recompiles every time a Python flag on the module is toggled",
+        "Flipping `self.training_mode` between calls triggers a recompile each time.",
+        (DYNAMO,), (DYNAMIC,)),
     "invoke-subgraph-is-hop": (
         "invoke_subgraph reuses one compiled region for two layers with different dtypes",
         BUG + "Marking the block with nested_compile_region makes both layers run the bf16 subgraph.",

@@ -47,6 +47,23 @@ ROUTES = {
         "HuggingFaceStorageWriter writes bf16 tensors as fp32 in the safetensors header",
         "The consolidated file is twice the expected size.",
         CKPT, (), ()),
+    # The procedure's own words for checkpointing, and plain words for pipelining.
+    "async-checkpointing-plain-words": (
+        "Asynchronous checkpointing stalls the training loop while staging",
+        "Each save pauses the step for several seconds although it is meant to run in the background.",
+        CKPT, (), ()),
+    "checkpoint-resharding-reversed": (
+        "Checkpoint resharding from a 2-D to a 1-D mesh drops the optimizer moments",
+        "Saving on one mesh shape and loading on another leaves exp_avg empty.",
+        CKPT, (), ()),
+    "state-dict-utils-private-module": (
+        "_state_dict_utils gathers every tensor on rank 0 before offloading",
+        "Peak host memory is the whole model on one rank.",
+        CKPT, (), ()),
+    "pipeline-schedules-plain-words": (
+        "Pipeline schedules: the interleaved schedule stalls with three stages per rank",
+        "With two stages per rank it runs.",
+        PAR, ("module: pipelining",), ()),
     "dtensors-plural": (
         "Adding two DTensors with different meshes returns a tensor on the first mesh",
         "No error, the second operand's mesh is ignored.",

@@ -46,10 +46,11 @@ def test_layering_without_the_action():
 
 
 def test_a_route_left_out_of_the_precedence_is_caught_at_the_repository_file_line():
-    from triage.config.repo import repo_problems
+    from triage.config.repo import sources_for
+    from triage.config.validate import check
 
     text = TWO_ROUTES.replace("      _remove: [cpu-inductor]\n", "").replace("    routes:\n", "")
-    (problem,) = repo_problems(parse_repo_config(text))
+    (problem,) = check(sources_for(parse_repo_config(text)))
     assert str(problem) == ".github/ptd-triage.yml:5: route 'cpu-inductor' is missing from routing.precedence"
 
 

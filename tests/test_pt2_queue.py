@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from triage.config.bundle import load_bundle, routes_of
+from triage.config.bundle import load_bundle
 from triage.core.snapshot import snapshot_from_json
 from triage.planners import plan_issue
 
@@ -29,7 +29,7 @@ def plan(bundle, title: str, body: str, labels=("oncall: pt2",)):
 
 
 def test_routes_come_from_configuration(bundle):
-    assert routes_of(bundle) == ("export", "cpu-inductor", "core")
+    assert bundle.rubric.precedence == ("export", "cpu-inductor", "core")
     assert bundle.rubric.unlabelled_route == "core"
     assert bundle.rubric.stop_after == ()
     assert bundle.labels.queue_label == "oncall: pt2"

@@ -7,9 +7,17 @@ import shutil
 import pytest
 
 from engine_helpers import ROOT
-from triage.config.templates import TemplatesError, comment_marker, has_marker, load_templates, safe_login
+from triage.config.templates import TemplatesError, build_templates, comment_marker, has_marker, safe_login
 
 TEMPLATES = ROOT / "queues" / "distributed" / "templates"
+SUFFIX = ".md.j2"
+
+
+def load_templates(directory, required=("not_distributed", "needs_distributed_reproduction")):
+    """A templates directory as the bundle reads one: every NAME.md.j2, `required` present (the distributed
+    queue's steps post these two)."""
+    sources = {p.name[: -len(SUFFIX)]: p.read_text(encoding="utf-8") for p in sorted(directory.glob("*" + SUFFIX))}
+    return build_templates(str(directory), sources, required)
 
 
 @pytest.fixture

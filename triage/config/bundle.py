@@ -75,11 +75,6 @@ class Bundle:
         return self.rubric.command
 
 
-def routes_of(bundle: Bundle) -> tuple[str, ...]:
-    """The queue's route names, in precedence order (what eval's confusion table and gold routes use)."""
-    return tuple(bundle.rubric.precedence)
-
-
 def read_templates(directory: Path) -> tuple[dict[str, str], dict[str, tuple[str, int | None]]]:
     if not directory.is_dir():
         raise ConfigError(f"{directory}: templates directory not found")

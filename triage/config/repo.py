@@ -246,13 +246,6 @@ def load_repo_bundle(config: Located | None, **explicit) -> Bundle:
     return compile_sources(sources_for(config, **explicit))
 
 
-def repo_problems(config: Located | None, **explicit) -> list[Problem]:
-    problems = schema_problems(config) if config is not None else []
-    if problems:
-        return problems
-    return check(sources_for(config, **explicit))
-
-
 def load_repo_config_file(path: str | Path) -> Located:
     try:
         text = Path(path).read_text(encoding="utf-8")

@@ -15,7 +15,6 @@ from pathlib import Path
 
 from jsonschema import Draft202012Validator
 
-from triage.config.safe_yaml import DocumentError, load_yaml
 from triage.config.words import canonical
 
 from triage.text.frames import Frame, compile_frame, compile_slots
@@ -292,16 +291,3 @@ def route_problems(data: dict) -> list[tuple[tuple, str]]:
 def route_problem(data: dict) -> tuple[tuple, str] | None:
     found = route_problems(data)
     return found[0] if found else None
-
-
-def load_rubric(path: str | Path) -> Rubric:
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise RubricError(f"{path}: cannot read rubric ({exc.strerror or exc})") from None
-    try:
-        data = load_yaml(text, str(path))
-    except DocumentError as exc:
-        raise RubricError(str(exc)) from None
-    return compile_rubric(data, str(path))

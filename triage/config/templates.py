@@ -227,19 +227,7 @@ def _template_line(exc: BaseException) -> int | None:
     return line
 
 
-REQUIRED = ("not_distributed", "needs_distributed_reproduction")
-
-
-def load_templates(directory: str | Path, required: tuple[str, ...] = REQUIRED) -> Templates:
-    """`required`: the template names the configuration's steps post (the rubric's `comments:`)."""
-    directory = Path(directory)
-    if not directory.is_dir():
-        raise TemplatesError(f"{directory}: templates directory not found")
-    sources = {p.name[: -len(SUFFIX)]: p.read_text(encoding="utf-8") for p in sorted(directory.glob("*" + SUFFIX))}
-    return build_templates(str(directory), sources, required)
-
-
-def build_templates(directory: str | Path, sources: dict[str, str], required: tuple[str, ...] = REQUIRED,
+def build_templates(directory: str | Path, sources: dict[str, str], required: tuple[str, ...],
                     files: dict[str, tuple[str, int | None]] | None = None) -> Templates:
     """Templates from their sources (a directory's files, or a repository config's overrides on top of them);
     `files`: name -> (file, line) for a template whose text did not come from `directory/NAME.md.j2`."""

@@ -67,9 +67,5 @@ class WritePacer:
             now = self._clock()
         self._sent.append(now)
 
-    def sent_in(self, window: float, now: float | None = None) -> int:
-        now = self._clock() if now is None else now
-        return sum(1 for t in self._sent if t > now - window)
-
 
 __all__ = ["HOUR", "MINUTE", "WritePacer"]

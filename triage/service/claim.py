@@ -13,18 +13,18 @@ once only one can be the creator. So just before posting, a run reacts 👀 to t
   comments, just read, are what decides.
 The claim costs one request per posted comment; the waiting only happens to a run that lost.
 
-May import: the standard library, `triage.core`, `triage.service.ports`.
+May import: the standard library, `triage.core`, `triage.service.ports`, `triage.service.readings`.
 """
 
 from __future__ import annotations
 
 import time
-from datetime import datetime, timezone
-from typing import Any, Callable
+from typing import Callable
 
 from triage.core.policy import already_posted
 from triage.core.snapshot import IssueSnapshot
 from triage.service.ports import GitHubPort
+from triage.service.readings import seconds_since
 
 CLAIM_CONTENT = "eyes"
 CLAIM_FRESH_SECONDS = 600.0  # a claim younger than this is a run in progress (the sweep's "recent" window too)
@@ -33,16 +33,6 @@ CLAIM_WAIT_SECONDS = 3.5  # how long a loser waits for the winner's comment (a p
 # a second or two late is still seen, and the reads stay few (CLAIM_READS in all, each one API call).
 POLL_AT = (0.5, 1.5, 3.5)
 CLAIM_READS = 1 + len(POLL_AT)
-
-
-def _age(stamp: Any, now: float) -> float | None:
-    if not isinstance(stamp, str):
-        return None
-    try:
-        when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return now - (when if when.tzinfo else when.replace(tzinfo=timezone.utc)).timestamp()
 
 
 def may_post(client: GitHubPort, repo: str, issue: dict, snapshot: IssueSnapshot, template: str,
@@ -54,7 +44,7 @@ def may_post(client: GitHubPort, repo: str, issue: dict, snapshot: IssueSnapshot
     won, reaction = client.claim_issue(repo, number, CLAIM_CONTENT)
     if won:
         return True, "claimed"
-    age = _age(reaction.get("created_at") if isinstance(reaction, dict) else None, clock())
+    age = seconds_since(reaction.get("created_at") if isinstance(reaction, dict) else None, clock())
     fresh = age is not None and age < CLAIM_FRESH_SECONDS
     # A fresh claim: read now, then at the POLL_AT offsets that fit in `wait`; an old one: read once, now.
     offsets = [0.0] + ([at for at in POLL_AT if at <= wait] if fresh else [])

@@ -20,146 +20,40 @@ What a non-forced run leaves alone, and why: an issue waiting for a person (a hi
 across sweeps, late events and re-runs until a person removes the review label, adds the marker or re-triages);
 in a sweep, an issue updated in the last `recent_seconds` (its own event run is about to take it or is taking it).
 
-May import: the standard library, `triage.config`, `triage.core`, `triage.planners`, `triage.http.errors`, `triage.github.names`,
-`triage.service.*`. The GitHub client is passed in, typed as what the service needs of it (triage.service.ports).
+Its results are typed in triage.service.results (and importable from here); the GitHub client is passed in, typed
+as what the service needs of it (triage.service.ports).
+
+May import: the standard library, `triage.config`, `triage.core`, `triage.planners`, `triage.http.errors`,
+`triage.service.*`.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from triage.config.bundle import Bundle
 from triage.config.templates import TemplatesError
-from triage.config.words import QueueWords, queue_words
+from triage.config.words import queue_words
 from triage.core.plan import Plan
 from triage.core.outcome import classification
 from triage.core.snapshot import InputError, IssueSnapshot, snapshot_from_json
 from triage.core.vocab import Outcome
 from triage.core.writes import UnsafeWrite, planned_writes
-from triage.github.names import is_bot_account
 from triage.http.errors import BudgetExhausted, HTTPError, is_fatal_for_run
 from triage.planners import plan_issue
 from triage.planners.base import Planner
-from triage.service.apply import Applied, apply_writes
+from triage.service.apply import apply_writes
 from triage.service.claim import CLAIM_WAIT_SECONDS, may_post
 from triage.service.cutoff import NO_COMMENT, created_before
 from triage.service.limits import SWEEP_API_RESERVE
 from triage.service.ports import GitHubPort
+from triage.service.readings import label_history, updated_seconds_ago
+from triage.service.results import IssueResult, SweepResult
 
 SEARCH_PAGE = 100  # results per search page (GitHub's maximum)
 RECENT = "updated in the last few minutes: left to its own event run"
-
-
-@dataclass
-class IssueResult:
-    """One issue: its plan, what was written (or would have been, in a dry run), or why it failed or was left."""
-
-    number: int | None
-    title: str = ""
-    url: str = ""
-    plan: Plan | None = None
-    applied: Applied = field(default_factory=Applied)
-    dry_run: bool = False
-    forced: bool = False
-    error: str | None = None
-    fatal: bool = False  # the error will repeat for every other issue (credentials, permission, budget)
-    out_of_budget: bool = False  # our own budget (API reserve, pacing, time) refused the call: nothing was sent
-    left: str | None = None  # not triaged on purpose (left the queue, waiting for a person, ...): why
-    updated_at: str = ""  # GitHub's `updated_at` of the issue as this run read it (the plans file records it)
-    requests: int = 0  # API requests this issue cost
-    before_cutoff: bool = False  # created before not-before (labels-only mode): its comment was dropped
-    words: QueueWords | None = None  # the queue's words for the outcome (the plan keeps the stable value)
-    marker: str = ""  # the queue's marker label (the summary names it once instead of in every row)
-
-    @property
-    def labels_written(self) -> tuple[str, ...]:
-        if self.dry_run:
-            return self.plan.add_labels if self.plan else ()
-        return self.applied.labels
-
-    @property
-    def comment_posted(self) -> str | None:
-        if self.dry_run:
-            return self.plan.comment.template if self.plan and self.plan.comment else None
-        return self.applied.comment_template
-
-    @property
-    def outcome(self) -> str:
-        if self.error:
-            return "error"
-        if self.left:
-            return "left"
-        if not self.plan:
-            return "nothing_to_do"
-        return self.words.outcome(self.plan.outcome) if self.words else self.plan.outcome
-
-    @property
-    def needs_person(self) -> bool:
-        return self.plan is not None and not self.error and self.plan.outcome in (
-            "high_priority", "needs_review", "not_distributed")
-
-
-@dataclass
-class SweepResult:
-    query: str
-    found: int = 0  # queue issues the search returned (all pages read before any write)
-    results: list[IssueResult] = field(default_factory=list)
-    skipped: dict[str, int] = field(default_factory=dict)  # why -> how many, not counted against the budget
-    left: int = 0  # found but not reached: the budget (issues, time or API) ran out; the next sweep takes them
-    stopped: str | None = None  # why the sweep ended early, if it did
-    not_before: str | None = None  # the cut-off (not-before), if one was set
-    not_before_mode: str = "skip"
-    before_cutoff: int = 0  # queue issues created before the cut-off: not triaged (skip), or labelled only
-    dry_run: bool = False  # nothing was written: every count is what the sweep would have done
-    marker: str = ""  # the queue's marker label
-
-    def skip(self, why: str) -> None:
-        self.skipped[why] = self.skipped.get(why, 0) + 1
-
-    @property
-    def failed(self) -> list[IssueResult]:
-        return [r for r in self.results if r.error]
-
-    @property
-    def triaged(self) -> list[IssueResult]:
-        return [r for r in self.results if r.plan is not None and not r.error and not r.left]
-
-
-def label_history(events: Iterable[Mapping[str, Any]], review_label: str) -> tuple[frozenset[str], bool]:
-    """From an issue's events: which labels were last added by a bot, and whether a person removed the review
-    label after a bot had added it (a person looked at a flag and dismissed it)."""
-    last_adder: dict[str, bool] = {}
-    review_by_bot = dismissed = False
-    for event in events:
-        kind = event.get("event")
-        name = (event.get("label") or {}).get("name")
-        actor = event.get("actor") or {}
-        by_bot = is_bot_account(str(actor.get("login") or ""), actor.get("type"))
-        if not isinstance(name, str):
-            continue
-        if kind == "labeled":
-            last_adder[name] = by_bot
-            if name == review_label:
-                review_by_bot, dismissed = by_bot, False if by_bot else dismissed
-        elif kind == "unlabeled" and name == review_label and review_by_bot and not by_bot:
-            dismissed = True
-    return frozenset(n for n, bot in last_adder.items() if bot), dismissed
-
-
-def _updated_seconds_ago(issue: Mapping[str, Any], now: float) -> float | None:
-    stamp = issue.get("updated_at")
-    if not isinstance(stamp, str):
-        return None
-    try:
-        when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return now - when.timestamp()
 
 
 class Triager:
@@ -227,50 +121,23 @@ class Triager:
         bare = snapshot_from_json(issue)  # validates the shape before spending more calls on it
         result.title, result.url = bare.title, str(issue.get("html_url") or "")
         result.updated_at = issue.get("updated_at") if isinstance(issue.get("updated_at"), str) else ""
-        labels = self.bundle.labels
         if bare.is_pull_request:
             raise InputError(f"#{number} is a pull request, not an issue")
-        if require_queue and not bare.has_label(self.queue_label):
-            result.left = f"not in the queue (no '{self.queue_label}' label)"
+        result.left = self._leave(bare, issue, force=force, require_queue=require_queue, leave_recent=leave_recent)
+        if result.left:
             return
-        if bare.state != "open" and require_queue:
-            result.left = "closed"
-            return
-        if not force and labels.review in bare.labels and labels.marker not in bare.labels:
-            # A high-priority hold (the bot's review label without the marker) or a person's own flag: a person
-            # looks next. Only a person lifts it (removing the label, adding the marker, or a forced re-triage);
-            # a late event, a re-run or a sweep must not, whatever the issue's text says now.
-            result.left = f"waiting for a person ('{labels.review}' without '{labels.marker}')"
-            return
-        if self.precheck is not None:
-            result.left = self.precheck(number, issue)
-            if result.left:
-                return
-        if leave_recent:
-            # Checked on the issue as just read, not on the search's copy (which can predate the event that
-            # started another run on this issue).
-            age = _updated_seconds_ago(issue, self.clock())
-            if age is not None and age < self.recent_seconds:
-                result.left = RECENT
-                return
         count = issue.get("comments")
         comments = self.client.list_comments(self.repo, number) if not isinstance(count, int) or count > 0 else []
         snapshot = bare.with_comments(comments)  # the issue parsed once; its comments added
-        if labels.marker in snapshot.labels and not force:
+        if self.bundle.labels.marker in snapshot.labels and not force:
             result.plan = self._plan(snapshot, force=False)  # nothing to do; says why
             return
-        if self._step0_may_stop(snapshot):
-            snapshot = self._with_history(snapshot, number)
-        plan = self._plan(snapshot, force=force)
-        if plan.outcome == Outcome.HIGH_PRIORITY and not snapshot.history_read:
-            snapshot = self._with_history(snapshot, number)  # was an earlier flag dismissed by a person?
-            if snapshot.review_dismissed:  # rare: plan again, so step 5 does not raise the flag a second time
-                plan = self._plan(snapshot, force=force)
+        plan = self._decide(snapshot, force=force)
         if cutoff and created_before(issue, cutoff):
             result.before_cutoff = True
             if plan.comment is not None:  # an old issue: labelled, never commented on
                 plan = plan.with_(comment=None, reasons=plan.reasons + (NO_COMMENT.format(cutoff=cutoff),))
-        writes = planned_writes(plan, labels.names)
+        writes = planned_writes(plan, self.bundle.labels.names)  # an unsafe plan is refused before the claim
         if plan.comment is not None and not self.dry_run:
             # Two runs at once (a sweep beside an event run, or a workflow without the per-issue group): only the
             # run that wins the claim posts; a loser waits for the winner's comment (triage.service.claim).
@@ -278,11 +145,48 @@ class Triager:
                                  clock=self.clock, wait=self.claim_wait)
             if not post:  # not planned again (a planner can be slow or paid): the comment is dropped
                 plan = plan.with_(comment=None, reasons=plan.reasons + (why,))
-                writes = planned_writes(plan, labels.names)
+                writes = planned_writes(plan, self.bundle.labels.names)
         result.plan = plan
         if self.dry_run or not writes:
             return
         apply_writes(self.client, self.repo, writes, result.applied)
+
+    def _leave(self, bare: IssueSnapshot, issue: dict, *, force: bool, require_queue: bool,
+               leave_recent: bool) -> str | None:
+        """Why the issue as just read is not this run's to triage, or None."""
+        labels = self.bundle.labels
+        if require_queue and not bare.has_label(self.queue_label):
+            return f"not in the queue (no '{self.queue_label}' label)"
+        if bare.state != "open" and require_queue:
+            return "closed"
+        if not force and labels.review in bare.labels and labels.marker not in bare.labels:
+            # A high-priority hold (the bot's review label without the marker) or a person's own flag: a person
+            # looks next. Only a person lifts it (removing the label, adding the marker, or a forced re-triage);
+            # a late event, a re-run or a sweep must not, whatever the issue's text says now.
+            return f"waiting for a person ('{labels.review}' without '{labels.marker}')"
+        if self.precheck is not None:
+            why = self.precheck(bare.number, issue)
+            if why:
+                return why
+        if leave_recent:
+            # Checked on the issue as just read, not on the search's copy (which can predate the event that
+            # started another run on this issue).
+            age = updated_seconds_ago(issue, self.clock())
+            if age is not None and age < self.recent_seconds:
+                return RECENT
+        return None
+
+    def _decide(self, snapshot: IssueSnapshot, *, force: bool) -> Plan:
+        """The plan, reading the label history only where it can change it: step 0 (were the module and the
+        sub-oncall labels added by people?) and a high-priority flag (did a person dismiss an earlier one?)."""
+        if self._step0_may_stop(snapshot):
+            snapshot = self._with_history(snapshot)
+        plan = self._plan(snapshot, force=force)
+        if plan.outcome == Outcome.HIGH_PRIORITY and not snapshot.history_read:
+            snapshot = self._with_history(snapshot)  # was an earlier flag dismissed by a person?
+            if snapshot.review_dismissed:  # rare: plan again, so step 5 does not raise the flag a second time
+                plan = self._plan(snapshot, force=force)
+        return plan
 
     def _plan(self, snapshot: IssueSnapshot, *, force: bool) -> Plan:
         return plan_issue(snapshot, self.bundle, planner=self.planner, force=force, own_logins=self.own_logins)
@@ -290,8 +194,9 @@ class Triager:
     def _step0_may_stop(self, snapshot: IssueSnapshot) -> bool:
         return classification(snapshot.labels, self.bundle.labels, self.bundle.rubric).complete
 
-    def _with_history(self, snapshot: IssueSnapshot, number: int) -> IssueSnapshot:
-        by_bots, dismissed = label_history(self.client.list_events(self.repo, number), self.bundle.labels.review)
+    def _with_history(self, snapshot: IssueSnapshot) -> IssueSnapshot:
+        events = self.client.list_events(self.repo, snapshot.number)
+        by_bots, dismissed = label_history(events, self.bundle.labels.review)
         return replace(snapshot, labels_added_by_bots=by_bots & set(snapshot.labels), review_dismissed=dismissed,
                        history_read=True)
 
@@ -371,7 +276,7 @@ class Triager:
             walk.stop = walk.spent(self.clock())
             if walk.stop:
                 return
-            age = _updated_seconds_ago(item, self.clock())
+            age = updated_seconds_ago(item, self.clock())
             if age is not None and age < self.recent_seconds:  # recent even in the search's copy: not read
                 result.skip(RECENT)
                 continue

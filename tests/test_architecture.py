@@ -1,5 +1,6 @@
 """The layout is the architecture: each sub-package imports only the layers below it, there is no import cycle,
-and the CLI never imports the Action. Read from the source (AST), so it holds for lazy imports too."""
+the CLI never imports the Action, and modules and functions stay small. Read from the source (AST), so it holds for
+lazy imports too."""
 from __future__ import annotations
 
 import ast
@@ -24,7 +25,13 @@ ALLOWED = {
     "action": {"config", "core", "planners", "github", "service", "http", "text", "llm", "evaluation"},
 }
 # Narrower rules inside a package: core imports only GitHub's naming facts, never the client.
-FORBIDDEN_MODULES = {"core": {"triage.github.client"}, "config": {"triage.github.client"}}
+FORBIDDEN_MODULES = {"core": {"triage.github.client", "triage.github.transport"},
+                     "config": {"triage.github.client", "triage.github.transport"}}
+# Small modules with one job: no module over MODULE_LINES anywhere in triage/, and no function over FUNCTION_LINES
+# in the packages that hold the procedure and its service (where a long function is a second job hiding).
+MODULE_LINES = 400
+FUNCTION_LINES = 60
+FUNCTION_PACKAGES = ("core", "planners", "service")
 
 
 @lru_cache(maxsize=None)
@@ -209,3 +216,42 @@ def test_every_sub_package_says_what_it_may_import():
         init = ROOT / package / "__init__.py"
         if init.exists():
             assert "May import" in init.read_text(encoding="utf-8"), package
+
+
+def _lines(path: Path) -> int:
+    return len(path.read_text(encoding="utf-8").splitlines())
+
+
+def _long_functions(path: Path, limit: int) -> list[str]:
+    """Functions and methods of `path` longer than `limit` lines (decorators and docstring included), nested
+    ones too, as "file:function (lines)"."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            length = node.end_lineno - first + 1
+            if length > limit:
+                found.append(f"{path.name}:{node.name} ({length})")
+    return found
+
+
+def test_no_module_is_over_the_size_limit():
+    sizes = {str(path.relative_to(ROOT.parent)): _lines(path) for path in _modules().values()}
+    over = {name: n for name, n in sizes.items() if n > MODULE_LINES}
+    assert not over, f"split by responsibility (limit {MODULE_LINES} lines): {over}"
+
+
+def test_no_function_is_over_the_size_limit_in_the_procedure_and_its_service():
+    long = [item for package in FUNCTION_PACKAGES for path in sorted((ROOT / package).rglob("*.py"))
+            for item in _long_functions(path, FUNCTION_LINES)]
+    assert not long, f"over {FUNCTION_LINES} lines: {long}"
+
+
+def test_the_size_checks_measure_what_they_claim(tmp_path):
+    """The function check sees methods and nested functions and counts decorators: 61 lines is one too many."""
+    body = "".join(f"        x{i} = {i}\n" for i in range(59))  # 59 lines, at a method's (or inner's) depth
+    sample = tmp_path / "sample.py"
+    sample.write_text(f"class A:\n    @staticmethod\n    def long():\n{body}\n"
+                      f"def outer():\n    def inner():\n{body}    return inner\n", encoding="utf-8")
+    assert sorted(_long_functions(sample, FUNCTION_LINES)) == ["sample.py:long (61)", "sample.py:outer (62)"]

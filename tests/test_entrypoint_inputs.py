@@ -118,7 +118,8 @@ def test_outputs_are_multiline_safe(fake_github, tmp_path, labeled):
 
 # ---- cold start ------------------------------------------------------------------------------------------------
 
-HEAVY = ("requests", "urllib3", "jinja2", "yaml", "jsonschema", "triage.planners", "triage.planners.rubric", "triage.github.client")
+HEAVY = ("requests", "urllib3", "jinja2", "yaml", "jsonschema", "triage.planners", "triage.planners.rubric", "triage.github.client",
+         "triage.github.transport")
 
 
 def test_ignored_event_imports_nothing_heavy(fake_github, tmp_path):

@@ -1,4 +1,5 @@
-"""GitHub: naming facts that need no HTTP (`names`), and the REST client (`client`, additive writes only).
+"""GitHub: naming facts that need no HTTP (`names`), and the REST client (`client`, additive writes only, on the
+HTTP `transport`).
 
-May import: the standard library, requests (client only), `triage.http`.
+May import: the standard library, requests (client and transport only), `triage.http`.
 """

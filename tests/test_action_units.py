@@ -7,7 +7,7 @@ import re
 import pytest
 from actionrun import parse_output_file
 
-from triage.action.command import has_retriage_command, is_bot, role_allows_retriage
+from triage.action.command import DEFAULT_COMMAND, has_command, is_bot, role_allows_retriage
 from triage.action.context import Result
 from triage.action.routing import Router
 from triage.action.settings import ActionError, get_input, parse_bool, parse_count
@@ -29,7 +29,7 @@ from triage.action.summary import issue_block
     "<!-- hidden -->\n/ptd-retriage",
 ])
 def test_command_lines_that_count(body):
-    assert has_retriage_command(body)
+    assert has_command(body, DEFAULT_COMMAND)
 
 
 @pytest.mark.parametrize("body", [
@@ -39,7 +39,7 @@ def test_command_lines_that_count(body):
     "<!-- /ptd-retriage -->", "<!--\n/ptd-retriage\n-->", "/ptd-retriag", "/Ptd-Retriage",
 ])
 def test_command_lines_that_do_not_count(body):
-    assert not has_retriage_command(body)
+    assert not has_command(body, DEFAULT_COMMAND)
 
 
 @pytest.mark.parametrize("permission,allowed", [

@@ -31,10 +31,6 @@ def has_command(body: str | None, command: str = DEFAULT_COMMAND) -> bool:
     return any(line == command for line in command_lines(body[:MAX_COMMAND_BODY]))
 
 
-def has_retriage_command(body: str | None) -> bool:
-    return has_command(body, DEFAULT_COMMAND)
-
-
 def is_bot(user: Mapping[str, Any]) -> bool:
     return is_bot_account(str(user.get("login") or ""), user.get("type"))
 

@@ -4,8 +4,8 @@
 - Dynamo is not read from the queue's own `[torch.compile]` title tag, nor from `torch._dynamo` in a traceback or a
   script (every compile passes through it; repro scripts set its config whatever the bug); Dynamo named as the
   subject, or its own settings in the title, still count.
-- AOTAutograd has its own vocabulary (aot_function/aot_module, the joint graph, the partitioner,
-  torch/_functorch/_aot_autograd/), for `module: aotdispatch` and `module: pt2-dispatcher`.
+- AOTAutograd has its own vocabulary (aot_function/aot_module, the joint graph, the partitioner and what it saves or
+  rematerializes, torch/_functorch/_aot_autograd/), for `module: aotdispatch` and `module: pt2-dispatcher`.
 - A user's own Triton kernel is wrapped and launched by Inductor: `module: user triton` comes with Inductor's.
 - Dynamo runs `__torch_function__`, speculates a custom `autograd.Function`, and traces a tensor subclass first; the
   `__torch_dispatch__` side (FakeTensor, dispatch modes) stays the dispatcher's.
@@ -102,6 +102,15 @@ CASES = {
         BUG + "```python\nfrom functorch.compile import aot_function\ng = aot_function(f, fw_compiler=nop, bw_compiler=nop)\n"
         "```\nThe partitioner marks the second output as not needing a gradient.",
         (AOTD,), ()),
+    "partitioner-saved-activations-are-aotdispatch": (
+        "Backward recomputes a large matmul despite activation_memory_budget=1.0",
+        BUG + "The saved activations in the joint trace omit the matmul output, so it is rematerialized; "
+        "setting torch._functorch.config.activation_memory_budget does not change it.",
+        (AOTD,), ()),
+    "checkpointing-in-eager-is-not-aotdispatch": (
+        "Compiled model with torch.utils.checkpoint uses more memory than eager",
+        BUG + "```python\nout = checkpoint(block, x, use_reentrant=False)\n```\nPeak memory doubles once compiled.",
+        (), (AOTD,)),
     "aot-autograd-path-is-dispatcher": (
         "Input mutation metadata is wrong for a view of a buffer",
         BUG + "```\n  File \"torch/_functorch/_aot_autograd/collect_metadata_analysis.py\", line 210, in inner\n"

@@ -4,7 +4,7 @@
     python bench/hybrid_gate.py DATA.jsonl KEY.jsonl [DATA KEY ...]
 
 No model is called: the gate (`triage.planners.hybrid.uncertain_steps`) decides from the rubric's plan alone, so
-what it would send is measured exactly. Per dataset and per fixed half (`triage.evaluation.evaluate.half_of`):
+what it would send is measured exactly. Per dataset and per fixed half (`triage.evaluation.figures.half_of`):
 - asked: the share of issues for which the model would be asked anything (any step), and for step 5;
 - step 5 seen: of the key's high-priority issues, the share the rubric flags or the gate sends to the model at
   step 5 (goal >= 0.95: the gate must not hide a high-priority issue from the model);
@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from triage.config.bundle import load_bundle  # noqa: E402
 from triage.evaluation.dataset import read_dataset  # noqa: E402
-from triage.evaluation.evaluate import half_of  # noqa: E402
+from triage.evaluation.figures import half_of  # noqa: E402
 from triage.planners import plan_issue  # noqa: E402
 from triage.planners.hybrid import HybridSettings, uncertain_steps  # noqa: E402
 

@@ -135,6 +135,15 @@ ROUTES = {
         "HYBRID_SHARD step time is 30% slower than DDP on two nodes",
         "For a model that fits on one GPU, FSDP with hybrid sharding should not cost more than plain replication.",
         PAR, (FSDP,), (DDP,)),
+    "works-with-ddp-fails-with-fsdp": (
+        "Works with DDP, fails with FSDP: BatchNorm buffers differ across ranks",
+        "Switching from DDP to FSDP leaves each rank with its own running statistics.",
+        PAR, (FSDP,), (DDP,)),
+    "migrating-from-ddp": (
+        "Migrating from DDP to FSDP2 doubles the step time of a small model",
+        "The step ran fine with DDP at 80 ms; fully_shard on the same 300M model "
+        "takes 160 ms.",
+        PAR, (FSDP,), (DDP,)),
     "ddp-named-as-the-subject-stays-ddp": (
         "DDP with static_graph=True skips the allreduce of a parameter used twice",
         "The second use's gradient never arrives on the other ranks, unlike the FSDP run of the same model.",

@@ -120,7 +120,8 @@ class Triager:
         issue = dict(issue) if issue is not None else self.client.get_issue(self.repo, number)
         bare = snapshot_from_json(issue)  # validates the shape before spending more calls on it
         result.title, result.url = bare.title, str(issue.get("html_url") or "")
-        result.updated_at = issue.get("updated_at") if isinstance(issue.get("updated_at"), str) else ""
+        stamp = issue.get("updated_at")
+        result.updated_at = stamp if isinstance(stamp, str) else ""
         if bare.is_pull_request:
             raise InputError(f"#{number} is a pull request, not an issue")
         result.left = self._leave(bare, issue, force=force, require_queue=require_queue, leave_recent=leave_recent)

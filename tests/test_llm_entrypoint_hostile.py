@@ -186,7 +186,8 @@ def test_a_reply_repeating_eight_characters_of_the_key_is_refused_and_seven_are_
     assert repeats_secret(["the reason: " + KEY[10:18] + "."], [KEY])
     assert repeats_secret(['{"quote": "' + KEY + '"}'], ["", KEY, "short"])
     assert not repeats_secret(["the reason: " + KEY[10:17] + " and " + KEY[17:24]], [KEY])
-    assert repeats_secret(["a 6-char secret: abc123"], ["abc123"]) and not repeats_secret(["abc"], ["abc"])
+    # A local server's placeholder key is no credential, and "none" is in every answer (removal_reason: none).
+    assert not repeats_secret(['{"removal_reason": "none"}', "EMPTY", "ollama"], ["none", "EMPTY", "ollama"])
     assert not repeats_secret(["anything"], [])
 
 
@@ -286,3 +287,19 @@ def test_a_debug_traceback_is_scrubbed_too(monkeypatch, capsys, tmp_path):
     written = capsys.readouterr()
     assert "Traceback" in written.err and "RuntimeError" in written.out + written.err
     _assert_no_secret(written.out + written.err + (tmp_path / "out").read_text(encoding="utf-8"), KEY)
+
+
+def test_a_placeholder_key_does_not_refuse_ordinary_answers():
+    """A local OpenAI-compatible server's placeholder key ("none") appears in every answer (removal_reason: none):
+    the answer is used, not refused as an echo."""
+    from fakellm import FakeOpenAI
+    from llm_helpers import client_for, issue
+
+    from triage.config.bundle import load_bundle
+    from triage.planners import plan_issue
+    from triage.planners.llm import LLMPlanner
+
+    with FakeOpenAI(api_key="none") as server:
+        server.script(good_answer())
+        plan = plan_issue(issue(), load_bundle(), planner=LLMPlanner(client_for(server)))
+    assert plan.planner == "llm" and not plan.usage.get("fallback"), plan.usage

@@ -199,23 +199,12 @@ SECRET_RUN = 8
 
 
 def repeats_secret(texts: Iterable[str], secrets: Iterable[str], *, run: int = SECRET_RUN) -> bool:
-    """Whether any of `texts` holds `run` consecutive characters of one of `secrets` (a secret shorter than `run`:
-    the whole of it, when it has 4 or more characters). One pass per text; nothing about the match is returned."""
-    grams: set[str] = set()
-    whole: set[str] = set()
-    for secret in {s.strip() for s in secrets if s and s.strip()}:
-        if len(secret) >= run:
-            grams.update(secret[i:i + run] for i in range(len(secret) - run + 1))
-        elif len(secret) >= 4:
-            whole.add(secret)
-    if not grams and not whole:
-        return False
-    for text in texts:
-        if any(secret in text for secret in whole):
-            return True
-        if any(text[i:i + run] in grams for i in range(len(text) - run + 1)):
-            return True
-    return False
+    """Whether any of `texts` holds `run` consecutive characters of one of `secrets`. A secret shorter than `run`
+    is not a credential a model could be talked into leaking but a local server's placeholder ("none", "EMPTY",
+    "ollama"), and words like "none" are in every answer: it never counts. One pass per text."""
+    grams = {secret[i:i + run] for secret in {s.strip() for s in secrets if s} if len(secret) >= run
+             for i in range(len(secret) - run + 1)}
+    return bool(grams) and any(text[i:i + run] in grams for text in texts for i in range(len(text) - run + 1))
 
 
 def as_count(value: Any) -> int:

@@ -30,6 +30,8 @@ MEETS: dict[str, list[tuple[str, str]]] = {
          "This happens on 2.6.0 but does not reproduce on 2.4.1 with an identical environment.\n" + SCRIPT),
         ("DTensor redistribute broke in the nightly",
          "Shard(0) to Replicate() raised nothing before; with today's nightly it errors out.\n" + SCRIPT),
+        ("torchrun no longer honours --max-restarts",
+         "Since the last release the agent gives up at the first worker failure.\n" + SCRIPT),
         ("new_group timeout argument refused",
          "Since 2.2, passing a timeout to new_group fails with an unexpected keyword error.\n" + SCRIPT),
     ],
@@ -46,6 +48,10 @@ MEETS: dict[str, list[tuple[str, str]]] = {
          "in sync.\n" + SCRIPT),
         ("no_sync context and the last bucket",
          "Leaving the no_sync context silently drops the gradients of the last bucket.\n" + SCRIPT),
+        ("Gradients of tied weights under FSDP",
+         "The gradient of the shared embedding is exactly half of what the single-GPU run computes.\n" + SCRIPT),
+        ("broadcast leaves rank 1's tensor as it was",
+         "After dist.broadcast(t, src=0), rank 1 still holds its old contents and nothing is raised.\n" + SCRIPT),
         ("Partial placement numbers",
          "The reduced output is completely off compared with computing the same thing locally.\n" + SCRIPT),
     ],
@@ -58,6 +64,8 @@ MEETS: dict[str, list[tuple[str, str]]] = {
          "When a late rank sets the key, the get on rank 0 is never answered.\n" + SCRIPT),
         ("Watchdog metric on our cluster",
          "Our monitoring shows `allreduce_hang_detected=1` on 4 nodes every night.\n" + SCRIPT),
+        ("Training freezes at step 1000 on 32 nodes",
+         "All ranks stop making progress inside the same collective; no error is printed.\n" + SCRIPT),
         ("First broadcast across machines",
          "We hit an NCCL timeout during the first broadcast when the job spans two machines.\n" + SCRIPT),
     ],
@@ -75,6 +83,11 @@ MEETS: dict[str, list[tuple[str, str]]] = {
          + SCRIPT),
         ("Resuming from a sharded checkpoint",
          "Resuming from the sharded checkpoint gives weights that differ from what was saved.\n" + SCRIPT),
+        ("DCP load gives back what the model started with",
+         "After dcp.load the weights equal their freshly initialised values, not the saved ones.\n" + SCRIPT),
+        ("Optimizer state saved with async_save",
+         "The checkpoint's optimizer state is from the next step: it holds the moments after the update.\n"
+         + SCRIPT),
         ("async_save shards", "Some shards of the saved state_dict are all zeros after async_save.\n" + SCRIPT),
         ("Two ranks write one path", "Checkpoint files come out truncated when two ranks write the same path.\n"
          + SCRIPT),
@@ -138,6 +151,10 @@ CONTROLS: dict[str, tuple[str, str]] = {
         "### 🚀 The feature, motivation and pitch\n\nToday a hang in all_reduce is only noticed when the watchdog "
         "kills the job after 30 minutes. We propose a lightweight progress monitor that reports the stuck rank "
         "early."),
+    "frozen-parameters-memory": (
+        "FSDP2 with frozen parameters uses more memory than expected",
+        "When the embeddings are frozen the job still keeps their gradients; each rank freezes a different layer "
+        "in our setup.\n" + SCRIPT),
     "plain-bug-nan-loss": (
         "FSDP mixed precision gives nan loss", "The loss becomes nan after a few steps with bf16.\n" + SCRIPT),
     "loss-varies-between-runs": (

@@ -208,3 +208,27 @@ def test_annotations_are_single_workflow_commands(capsys):
     assert capsys.readouterr().out == "::error::bad%0Athing: 100%25\n"
     Reporter({}, annotations=False).warning("plain\nline")
     assert capsys.readouterr().err == "warning: plain line\n"
+
+
+def test_an_event_parses_its_payloads_issue_once(monkeypatch):
+    """Issue 16: the route's check, its configured check and the handler share one parse of the payload's issue."""
+    from memory_github import MemoryGitHub
+
+    import triage.action.context as context_module
+    from triage.action.app import run_event
+    from triage.action.report import Reporter
+    from triage.action.settings import Settings
+    from triage.planners import get_planner
+
+    github = MemoryGitHub()
+    github.add_issue("o/r", 7, title="FSDP all_gather hangs on 2 nodes", body="It hangs.",
+                     labels=["oncall: distributed"])
+    payload = {"action": "opened", "issue": github.issue("o/r", 7), "repository": {"full_name": "o/r"}}
+    parses = []
+    real = context_module.snapshot_from_json
+    monkeypatch.setattr(context_module, "snapshot_from_json", lambda data: parses.append(1) or real(data))
+    settings = Settings(repo="o/r", token="t", api_url="https://api.github.com", dry_run=True)
+    result, context = run_event(settings, Reporter({}), payload, {}, "issues", "opened", client=github,
+                                planner=get_planner("rubric"))
+    assert context is not None and result.kind == "issue", result
+    assert len(parses) == 1

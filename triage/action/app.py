@@ -28,10 +28,11 @@ def run_event(settings: Settings, reporter: Reporter, payload: Mapping[str, Any]
     found = router.route(event, action)
     if isinstance(found, Result):
         return found, None
-    early = found.check(Event(event, action, settings, payload)) if found.check else None
+    seen = Event(event, action, settings, payload)
+    early = found.check(seen) if found.check else None
     if early is not None:
         return early, None
-    context = build_context(settings, reporter, payload, client=client)
+    context = build_context(settings, reporter, payload, client=client, parsed=seen.parsed)
     early = found.configured(context) if found.configured else None
     if early is not None:
         return early, None

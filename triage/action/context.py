@@ -51,9 +51,12 @@ class Event:
     action: str | None
     settings: Settings
     payload: Mapping[str, Any]
+    # The payload's issue, parsed once for the whole run: the route's check, its configured check and the handler
+    # all ask for it (a one-item list, so the frozen event and the context built from it share it).
+    parsed: list = field(default_factory=list, repr=False, compare=False)
 
     def issue(self) -> IssueSnapshot:
-        return issue_from_payload(self.payload)
+        return parsed_issue(self.payload, self.parsed)
 
 
 @dataclass
@@ -68,6 +71,11 @@ class Context:
     planner: Any = None  # None for a route that plans nothing (labels-sync)
     triager: Any = None  # triage.service.triager.Triager, over the planner
     queue_source: str = ""  # which queue this run uses (said loudly on every run that triaged)
+    parsed: list = field(default_factory=list, repr=False)  # the payload's issue once parsed (see Event.parsed)
+
+    def issue(self) -> IssueSnapshot:
+        """The event's issue as the payload has it (parsed once per run)."""
+        return parsed_issue(self.payload, self.parsed)
 
     @property
     def queue_label(self) -> str:
@@ -89,13 +97,20 @@ def issue_from_payload(payload: Mapping[str, Any]) -> IssueSnapshot:
         raise ActionError(f"malformed event payload: {exc}") from None
 
 
+def parsed_issue(payload: Mapping[str, Any], parsed: list) -> IssueSnapshot:
+    if not parsed:
+        parsed.append(issue_from_payload(payload))
+    return parsed[0]
+
+
 def build_context(settings: Settings, reporter: Reporter, payload: Mapping[str, Any], *,
-                  client: Any = None) -> Context:
+                  client: Any = None, parsed: list | None = None) -> Context:
     """The client and the bundle (one contents request when the `config` input names a file); ActionError (one
     line) when the configuration is bad. No planner yet: see `with_planner`."""
     client = client if client is not None else github_client(settings)
     bundle, source = load_bundle(settings, client)
-    return Context(settings, reporter, payload, client, bundle, queue_source=source)
+    return Context(settings, reporter, payload, client, bundle, queue_source=source,
+                   parsed=parsed if parsed is not None else [])
 
 
 def with_planner(context: Context, planner: Any, *, precheck=None) -> Context:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from triage.action.command import has_command, is_bot, role_allows_retriage
-from triage.action.context import Context, Event, Result, ignored, issue_from_payload
+from triage.action.context import Context, Event, Result, ignored
 from triage.action.routers.common import triage_issue
 from triage.action.routing import Router
 from triage.action.settings import ActionError
@@ -48,7 +48,7 @@ def _check(event: Event) -> Result | None:
 
 def _configured(context: Context) -> Result | None:
     body = _body(_comment(context.payload))
-    snapshot = issue_from_payload(context.payload)
+    snapshot = context.issue()
     word = context.command
     if word not in body:
         return ignored(f"comment has no line '{word}'")
@@ -62,7 +62,7 @@ def _configured(context: Context) -> Result | None:
 @router.on("issue_comment.created", check=_check, configured=_configured)
 def on_comment_created(context: Context) -> Result:
     comment = _comment(context.payload)
-    number = issue_from_payload(context.payload).number
+    number = context.issue().number
     login = str(comment["user"].get("login") or "")
     word = context.command
     allowed, role = role_allows_retriage(permission_of(context, login))

@@ -4,7 +4,7 @@ May import: `triage.action.context`, `triage.action.routing`, `triage.action.set
 """
 from __future__ import annotations
 
-from triage.action.context import Context, Event, Result, ignored, issue_from_payload
+from triage.action.context import Context, Event, Result, ignored
 from triage.action.routers.common import triage_issue
 from triage.action.routing import Router
 from triage.action.settings import ActionError
@@ -37,7 +37,7 @@ def _configured_labeled(context: Context) -> Result | None:
 
 @router.on("issues.labeled", check=_check_labeled, configured=_configured_labeled)
 def on_issue_labeled(context: Context) -> Result:
-    return triage_issue(context, issue_from_payload(context.payload).number)
+    return triage_issue(context, context.issue().number)
 
 
 def _check_opened(event: Event) -> Result | None:
@@ -46,7 +46,7 @@ def _check_opened(event: Event) -> Result | None:
 
 
 def _configured_opened(context: Context) -> Result | None:
-    snapshot = issue_from_payload(context.payload)
+    snapshot = context.issue()
     if not snapshot.has_label(context.queue_label):
         return ignored(f"issue #{snapshot.number} does not have the queue label {context.queue_label!r}")
     return None
@@ -54,4 +54,4 @@ def _configured_opened(context: Context) -> Result | None:
 
 @router.on("issues.opened", "issues.reopened", check=_check_opened, configured=_configured_opened)
 def on_issue_opened(context: Context) -> Result:
-    return triage_issue(context, issue_from_payload(context.payload).number)
+    return triage_issue(context, context.issue().number)

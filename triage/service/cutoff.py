@@ -43,13 +43,16 @@ def parse_mode(text: str) -> str:
 def created_before(issue: dict, cutoff: str) -> bool:
     """Whether the issue (a REST object) was created before the cut-off. An issue whose date cannot be read is
     treated as old: the cautious side (no comment) when a cut-off is set."""
-    stamp = issue.get("created_at")
+    when = github_time(issue.get("created_at"))
+    return when is None or when < datetime.fromisoformat(cutoff.replace("Z", "+00:00"))
+
+
+def github_time(stamp: object) -> datetime | None:
+    """A GitHub timestamp ("2024-01-31T12:00:00Z"; one without a zone is UTC), or None when it is not one."""
     if not isinstance(stamp, str):
-        return True
+        return None
     try:
         when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
     except ValueError:
-        return True
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return when < datetime.fromisoformat(cutoff.replace("Z", "+00:00"))
+        return None
+    return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)

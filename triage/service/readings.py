@@ -2,15 +2,15 @@
 dismissed the bot's flag (an issue's events), and how long ago something happened (an issue's `updated_at`, a
 reaction's `created_at`). Pure: the objects come in, facts go out.
 
-May import: the standard library, `triage.github.names`.
+May import: the standard library, `triage.github.names`, `triage.service.cutoff`.
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from typing import Any, Iterable, Mapping
 
 from triage.github.names import is_bot_account
+from triage.service.cutoff import github_time
 
 
 def label_history(events: Iterable[Mapping[str, Any]], review_label: str) -> tuple[frozenset[str], bool]:
@@ -41,12 +41,5 @@ def updated_seconds_ago(issue: Mapping[str, Any], now: float) -> float | None:
 
 def seconds_since(stamp: Any, now: float) -> float | None:
     """Seconds from a GitHub timestamp to `now` (a timestamp without a zone is UTC), or None when it is none."""
-    if not isinstance(stamp, str):
-        return None
-    try:
-        when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return now - when.timestamp()
+    when = github_time(stamp)
+    return None if when is None else now - when.timestamp()

@@ -53,7 +53,19 @@ REQUESTS = {
         "There is currently no API to all-gather tensors whose first dimension differs per rank; users pad by hand. "
         "Please add one.",
         {FEATURE}),
+    "feature-no-tool-today": (
+        "A way to find which rank arrives last at a collective",
+        "We have no tool to tell which rank is late; please add one that reports it per call.",
+        {FEATURE}),
+    "feature-heading-and-absent": (
+        "[Feature] in-network reduction for all_reduce",
+        "No such backend exists in torch.distributed; switches that can sum in the network would halve the traffic.",
+        {FEATURE}),
     # --- enhancement: improves what works
+    "enhancement-noun-phrase-title": (
+        "fully_shard: option to keep the fp32 master weights on CPU",
+        "An option for this would let us fit a bigger model on the same GPUs.",
+        {ENHANCEMENT}),
     "enhancement-new-option-lowercase-verb": (
         "[FSDP2] allow a per-module reduce dtype",
         "fully_shard already takes a MixedPrecisionPolicy; it would be useful to give each submodule its own.",

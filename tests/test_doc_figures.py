@@ -60,6 +60,20 @@ def test_the_allowlist_count_in_the_reference_is_the_configurations():
     assert stated == [str(len(labels))]
 
 
+def test_the_reference_documents_every_input_and_output_of_action_yml():
+    import yaml
+
+    action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
+    text = (ROOT / "docs" / "reference.md").read_text(encoding="utf-8")
+    inputs = text[text.index("### Inputs"):text.index("### Outputs")]
+    outputs = text[text.index("### Outputs"):text.index("### What the bot will and will not do")]
+    assert [name for name in action["inputs"] if f"`{name}`" not in inputs] == []
+    assert [name for name in action["outputs"] if f"`{name}`" not in outputs] == []
+    named = re.findall(r"`([a-z][a-z0-9-]*)`", "\n".join(l.split(" | ")[0] for l in inputs.splitlines()
+                                                      if l.startswith("| `")))
+    assert [name for name in named if name not in action["inputs"]] == []  # nothing documented that is gone
+
+
 # ---- commands --------------------------------------------------------------------------------------------------
 
 def _commands(path: Path) -> list[str]:

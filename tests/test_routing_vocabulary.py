@@ -68,6 +68,33 @@ ROUTES = {
         "Adding two DTensors with different meshes returns a tensor on the first mesh",
         "No error, the second operand's mesh is ignored.",
         PAR, (DTENSOR,), ()),
+    # Component names inside test names: the underscore is no word boundary for `\b`.
+    "dtensor-inside-a-test-name": (
+        "test_dtensor_ops_sharding is flaky on ROCm", "One shard comes back transposed once in fifty runs.",
+        PAR, (DTENSOR,), ()),
+    "pipelining-inside-a-test-name": (
+        "test_pipeline_schedule_runtime fails with 4 GPUs", "The last stage never receives its input.",
+        PAR, ("module: pipelining",), ()),
+    "device-mesh-inside-a-test-name": (
+        "test_device_mesh_slicing fails on 2 GPUs", "Slicing by a dim name returns the wrong ranks.",
+        INFRA, (), ()),
+    "distributed-checkpoint-inside-a-test-name": (
+        "test_distributed_checkpoint_resharding fails on the new runners", "Loading on half the ranks raises.",
+        CKPT, (), ()),
+    "state-dict-utils-inside-a-test-name": (
+        "test_state_dict_utils.py fails with cpu_offload", "The offloaded copy keeps a reference on the GPU.",
+        CKPT, (), ()),
+    "checkpoint-wrapper-inside-a-test-name": (
+        "test_checkpoint_wrapper_kwargs fails", "Keyword arguments do not reach the wrapped forward.",
+        PAR, (AC,), ()),
+    "elastic-inside-a-test-name": (
+        "test_elastic_launch_agent timeout", "The agent waits for workers that never start.",
+        INFRA, (), ()),
+    # FSDP's own flag that says it represents shards as DTensors is no DTensor mention.
+    "fsdp-use-dtensor-flag-is-fsdp": (
+        "FSDP sharded state dict ignores _use_dtensor after set_state_dict_type",
+        fenced("model = FSDP(model, device_mesh=mesh)\nFSDP.set_state_dict_type(model, StateDictType.SHARDED_STATE_DICT)"),
+        PAR, (FSDP,), (DTENSOR,)),
     "dcp-inside-a-test-name": (
         "TestCheckpointStaging.test_async_save_keeps_pinned_buffers is failing on the new runners",
         "The test trips its own leak check on the new machines.",

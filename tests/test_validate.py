@@ -85,7 +85,7 @@ def test_missing_template_is_reported(tmp_path):
 def test_bad_regex_is_reported_at_its_signal(tmp_path):
     queue = copy_queue(tmp_path)
     rubric = queue / "rubric.yaml"
-    edit(rubric, "{id: ca-name, match: '\\bcompiled[_ ]autograd\\b'", "{id: ca-name, match: '\\bcompiled[_ autograd\\b'")
+    edit(rubric, "{id: ca-name, match: '\\bcompiled[_ ]autograd\\b", "{id: ca-name, match: '\\bcompiled[_ autograd\\b")
     (msg,) = problems(queue)
     assert msg.startswith(f"{rubric}:{line_of(rubric, 'id: ca-name')}: ")
     assert "signal 'ca-name'" in msg and "RE2" in msg

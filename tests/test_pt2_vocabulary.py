@@ -152,6 +152,10 @@ CASES = {
         BUG + "```\ntorch._inductor.exc.InductorError: CppCompileError: C++ compile error\n"
         "error: no matching function for call to 'VecMask<float, 1>::from'\n```",
         (CPU_MODULE,), ()),
+    "cpp-compile-error-alone-names-both": (
+        "Compiled int4 unpack stops building after the nightly update",
+        BUG + "```\ntorch._inductor.exc.InductorError: CppCompileError: C++ compile error\n```",
+        (INDUCTOR, CPU_MODULE), ()),
     "gpu-inductor-issue-is-not-cpu-inductor": (
         "[inductor] CUDA kernel for a strided gather is slow",
         BUG + "Copying the output back to cpu shows the compiled gather takes 3 ms where eager takes 1 ms.",

@@ -95,6 +95,12 @@ class MemoryGitHub:
         finally:
             self._reserve = previous
 
+    def room_for(self, requests: int, writes: int) -> None:
+        """As the HTTP client: refuse, with nothing sent, an issue whose calls would not all fit above the reserve."""
+        if self.remaining is not None and self._reserve and self.remaining - requests < self._reserve:
+            raise BudgetExhausted(None, "POST", "(the issue's writes)", f"{requests} requests would pass reserve "
+                                  f"{self._reserve}; nothing sent", service="memory")
+
     @property
     def remaining(self) -> int | None:
         return None if self.budget is None else self.budget - self.request_count

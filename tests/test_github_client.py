@@ -434,6 +434,37 @@ def test_a_write_that_pacing_would_delay_past_the_deadline_is_not_sent(stand_in)
     assert len(stand_in.requests) == sent and stand_in.vclock.slept == []
 
 
+def test_an_issues_writes_are_refused_together_when_pacing_could_not_send_them_all(stand_in):
+    """room_for: the writes an issue needs are checked before the first one, so none is sent when the last would
+    have to wait past the deadline (a comment without its labels is worse than neither)."""
+    seed(stand_in, 1)
+    client = on_stand_in(stand_in, writes_per_minute=3)
+    client.add_labels(REPO, 1, ["a"])
+    sent = len(stand_in.requests)
+    with client.deadline(30):
+        client.room_for(2, 2)  # two more fit in this minute
+        with pytest.raises(BudgetExhausted, match="3 writes in 4 requests would wait 60s"):
+            client.room_for(4, 3)
+    client.room_for(4, 3)  # without a deadline, a minute's wait is within max_wait: the writes will just wait
+    assert len(stand_in.requests) == sent and stand_in.vclock.slept == []
+
+
+def test_the_pacers_wait_for_several_writes():
+    from triage.http.pacing import WritePacer
+
+    now = [1000.0]
+    pacer = WritePacer(per_minute=3, per_hour=5, clock=lambda: now[0], sleep=lambda s: None)
+    assert pacer.wait_for(3, now[0]) == 0.0
+    for at in (1000.0, 1010.0, 1020.0):
+        now[0] = at
+        pacer.acquire()
+    now[0] = 1030.0
+    assert pacer.wait_for(1, now[0]) == pytest.approx(30.0)  # the write at 1000 leaves the minute
+    assert pacer.wait_for(2, now[0]) == pytest.approx(40.0)  # and the one at 1010
+    assert pacer.wait_for(1, now[0]) == pacer.wait_needed(now[0])
+    assert pacer.wait_for(3, now[0]) == pytest.approx(3600 - 30.0)  # the hour's cap: 3 sent + 3 > 5
+
+
 def test_typed_errors_per_status_from_the_stand_in(stand_in):
     seed(stand_in, 1)
     client = on_stand_in(stand_in, max_retries=1)

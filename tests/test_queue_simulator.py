@@ -212,8 +212,11 @@ def test_retriage_from_every_role(sim, role):
     writes = [r for r in record.requests if r.method != "GET"]
     if role in ("admin", "maintain", "write", "triage"):
         assert [w.path.rsplit("/", 1)[-1] for w in writes] == ["reactions"]  # acknowledged; nothing else new
-    else:
+    elif role == "bot":  # a bot's comment is never a command: not even read as one
         assert writes == [] and record.outcome == "ignored"
+    else:  # refused: a 😕 on the command's comment, nothing else (no reply to notify anyone)
+        assert [(w.path.rsplit("/", 3)[-3], w.body) for w in writes] == [("comments", {"content": "confused"})]
+        assert record.outcome == "ignored"
     assert len(bot_comments(sim, 1)) == 1
 
 

@@ -185,6 +185,24 @@ def test_the_reserve_argument_stops_a_sweep_before_the_request_budget(reserve):
     github.get_issue(REPO, 1)  # the reserve held for the sweep only: the client is handed back as it came
 
 
+@pytest.mark.parametrize("reserve", [10, 11, 12, 13])
+def test_a_sweep_that_runs_out_writes_every_issue_whole_or_not_at_all(reserve):
+    """A commented issue costs a read, the claim, the comment and the labels: a budget that runs out inside an
+    issue used to leave a comment without its labels, a failed issue and a red run. Now the sweep checks that all
+    of an issue's calls fit before the first write, so whatever the alignment it stops cleanly between issues."""
+    github = MemoryGitHub(budget=100)
+    for number in range(1, 41):
+        seed(github, number, NEEDS_REPRO)
+
+    result = triager(github).sweep(1000, reserve=reserve)
+
+    assert result.failed == [] and result.stopped and "budget" in result.stopped, result.stopped
+    assert github.limits_tripped == 0 and result.triaged
+    for number in range(1, 41):
+        commented = bool(github.comments(REPO, number))
+        assert commented == (MARKER in github.labels(REPO, number)), number  # both writes, or neither
+
+
 def test_a_reserve_larger_than_the_budget_sends_nothing():
     github = MemoryGitHub(budget=20)
     seed(github, 1, FSDP_WITH_REPRO)

@@ -51,6 +51,11 @@ def duplicate_comments(fake, numbers: Iterable[int]) -> list[str]:
     return found
 
 
+# The reactions the bot may add: on an issue, the comment claim's 👀; on a comment, a command's 👀 (taken) or 😕
+# (refused: triage.action.routers.command.REFUSED_REACTION).
+_REACTIONS = {False: ("eyes",), True: ("eyes", "confused")}
+
+
 def forbidden_requests(requests, allowlist: frozenset[str]) -> list[str]:
     found = []
     for r in requests:
@@ -59,8 +64,10 @@ def forbidden_requests(requests, allowlist: frozenset[str]) -> list[str]:
         call = f"{r.method} {r.path}"
         if not any(p.fullmatch(call) for p in ALLOWED_WRITES):
             found.append(f"forbidden write: {call}")
-        elif call.endswith("/reactions") and (r.body or {}).get("content") != "eyes":
-            found.append(f"{call} reacts with {(r.body or {}).get('content')!r}, not the claim's 👀")
+        elif call.endswith("/reactions") and (r.body or {}).get("content") not in _REACTIONS[
+                "/comments/" in call]:
+            found.append(f"{call} reacts with {(r.body or {}).get('content')!r}, not the claim's 👀 (or, on a "
+                         "comment, the command's 👀 or a refused command's 😕)")
         elif call.endswith("/labels"):
             names = (r.body or {}).get("labels", []) if isinstance(r.body, dict) else r.body or []
             outside = [l for l in names if (l if isinstance(l, str) else l.get("name")) not in allowlist]

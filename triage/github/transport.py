@@ -146,6 +146,26 @@ class GitHubTransport:
         finally:
             self.scoped_reserve = previous
 
+    def room_for(self, requests: int, writes: int) -> None:
+        """Before an issue's writes (`writes` of them among `requests` calls): `BudgetExhausted`, nothing sent,
+        unless all of them fit — above the rate-limit reserve and under write pacing, without a wait past the
+        deadline or `max_wait`. An issue is then written whole or not at all: a sweep that runs out stops
+        cleanly before an issue, never between its comment and its labels (a failed issue, a red run)."""
+        now = self._clock()
+        rate = self.rate
+        reserve = max(self.min_remaining, self.scoped_reserve)
+        waits = [self.pacer.wait_for(writes, now)] if writes else []
+        if rate is not None and now < rate.reset and rate.remaining - requests < reserve:
+            waits.append(rate.reset - now + 1.0)
+        wait = max(waits, default=0.0)
+        if wait <= 0:
+            return
+        if wait > self.max_wait or (self.deadline_at is not None and now + wait > self.deadline_at):
+            raise self._error(BudgetExhausted, None, "POST", "(the issue's writes)",
+                              f"{writes} writes in {requests} requests would wait {wait:.0f}s (write pacing "
+                              f"{self.pacer.per_minute}/min, {self.pacer.per_hour}/h; reserve {reserve}), past "
+                              "the deadline; nothing sent")
+
     def stats(self) -> dict[str, Any]:
         """What this client spent: requests by kind, the last known budget, seconds waited for write pacing."""
         rate = self.rate

@@ -48,6 +48,22 @@ class WritePacer:
                 wait = max(wait, recent[len(recent) - cap] + window - now)
         return wait
 
+    def wait_for(self, count: int, now: float) -> float:
+        """Seconds until `count` more writes, sent one after another, have all fit under both caps (0: now).
+        More writes than a cap allows at once wait at least that cap's whole window (an upper bound is enough:
+        it only decides whether an issue's writes are started at all)."""
+        self._forget_old(now)
+        sent = list(self._sent)
+        wait = 0.0
+        for cap, window in ((self.per_minute, MINUTE), (self.per_hour, HOUR)):
+            recent = [t for t in sent if t > now - window]
+            over = len(recent) + count - cap  # how many of the recent writes must leave the window first
+            if over > len(recent):
+                wait = max(wait, window * ((over - len(recent) + cap - 1) // cap) + (window if recent else 0.0))
+            elif over > 0:
+                wait = max(wait, recent[over - 1] + window - now)
+        return wait
+
     def acquire(self, *, deadline: float | None = None, what: str = "write") -> None:
         """Block (with the injected sleep) until one more write fits, then count it as sent."""
         now = self._clock()

@@ -33,6 +33,7 @@ CLAIM_WAIT_SECONDS = 3.5  # how long a loser waits for the winner's comment (a p
 # a second or two late is still seen, and the reads stay few (CLAIM_READS in all, each one API call).
 POLL_AT = (0.5, 1.5, 3.5)
 CLAIM_READS = 1 + len(POLL_AT)
+CLAIM_REQUESTS = 1 + CLAIM_READS  # at most: the reaction (a write) and the reads of the comments
 
 
 def may_post(client: GitHubPort, repo: str, issue: dict, snapshot: IssueSnapshot, template: str,

@@ -45,5 +45,8 @@ class GitHubPort(IssueWriter, Protocol):
 
     def reserve(self, requests: int) -> AbstractContextManager[Any]: ...
 
+    def room_for(self, requests: int, writes: int) -> None:
+        """BudgetExhausted (nothing sent) unless an issue's `requests` calls, `writes` of them writes, all fit."""
+
 
 __all__ = ["GitHubPort"]

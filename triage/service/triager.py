@@ -45,7 +45,7 @@ from triage.http.errors import BudgetExhausted, HTTPError, is_fatal_for_run
 from triage.planners import plan_issue
 from triage.planners.base import Planner
 from triage.service.apply import apply_writes
-from triage.service.claim import CLAIM_WAIT_SECONDS, may_post
+from triage.service.claim import CLAIM_REQUESTS, CLAIM_WAIT_SECONDS, may_post
 from triage.service.cutoff import NO_COMMENT, created_before
 from triage.service.limits import SWEEP_API_RESERVE
 from triage.service.ports import GitHubPort
@@ -139,6 +139,11 @@ class Triager:
             if plan.comment is not None:  # an old issue: labelled, never commented on
                 plan = plan.with_(comment=None, reasons=plan.reasons + (NO_COMMENT.format(cutoff=cutoff),))
         writes = planned_writes(plan, self.bundle.labels.names)  # an unsafe plan is refused before the claim
+        if writes and not self.dry_run:
+            # All of the issue's writes fit in what is left (the claim and its re-read of comments included), or
+            # none is started: never a comment without its labels because a budget ran out in between.
+            claim = CLAIM_REQUESTS if plan.comment is not None else 0
+            self.client.room_for(len(writes) + claim, len(writes) + (1 if claim else 0))
         if plan.comment is not None and not self.dry_run:
             # Two runs at once (a sweep beside an event run, or a workflow without the per-issue group): only the
             # run that wins the claim posts; a loser waits for the winner's comment (triage.service.claim).

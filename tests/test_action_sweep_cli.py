@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from actionrun import FSDP_WITH_REPRO, MARKER, NOT_DISTRIBUTED, QUEUE, REPO, expected_plan, seed_issue
+from actionrun import FSDP_WITH_REPRO, MARKER, NEEDS_REPRO, NOT_DISTRIBUTED, QUEUE, REPO, expected_plan, seed_issue
 
 
 def sweep(fake, *args: str, token: str | None = "default") -> subprocess.CompletedProcess:
@@ -73,3 +73,16 @@ def test_bad_input_exits_2_with_one_line_and_no_call(fake_github):
     bad_repo = sweep(fake_github, "--repo", "not-a-repo")
     assert bad_repo.returncode == 2 and "owner/name" in bad_repo.stderr
     assert fake_github.requests == []
+
+
+def test_counts_that_do_not_add_up_are_a_warning_line(fake_github):
+    seed_issue(fake_github, 1, FSDP_WITH_REPRO)
+    seed_issue(fake_github, 2, NEEDS_REPRO)
+    items = [dict(fake_github.issue(REPO, n), score=1.0) for n in (1, 2)]
+    fake_github.inject("GET", "/search/issues", 200, body={"total_count": 5, "incomplete_results": False,
+                                                           "search_type": "lexical", "items": items})
+    proc = sweep(fake_github, "--repo", REPO, "--dry-run")
+    assert proc.returncode == 0, proc.stderr
+    warning = [line for line in proc.stderr.splitlines() if "warning:" in line]
+    assert warning == [warning[0]] and "counts do not add up: found 5, but triaged 2" in warning[0]
+    assert "warning" not in sweep(fake_github, "--repo", REPO, "--dry-run").stderr  # adds up: no line

@@ -19,8 +19,8 @@ from triage.action.planmode import plans_path, run_apply, run_plan
 from triage.action.limits import OUTPUT_CAP, SUMMARY_CAP, nbytes
 from triage.action.report import (Reporter, capped_document, capped_list, error_outputs, ignored_outputs,
                                   issue_outputs, plan_dict, sweep_outputs)
-from triage.action.summary import count_gap, summary_markdown
-from triage.service.summary import line_for
+from triage.action.summary import summary_markdown
+from triage.service.summary import count_gap, line_for
 from triage.action.settings import ActionError, read_payload, settings_from_environ
 
 

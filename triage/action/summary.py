@@ -15,7 +15,8 @@ Size: GitHub refuses a step summary over 1 MiB (see `triage.action.limits`). The
 when everything does not fit, sections are filled in the order above and each one cut short says how many rows it
 left out and where the whole summary is (a file beside the run, `summary-file`).
 
-May import: the standard library, `triage.action.report` (escaping), `triage.action.limits`.
+May import: the standard library, `triage.action.report` (escaping), `triage.action.limits`,
+`triage.service.summary` (the counts).
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 
 from triage.action.limits import SUMMARY_CAP, nbytes
 from triage.action.report import md_escape, safe_text
+from triage.service.summary import Counts, count_gap, sweep_counts
 
 TITLE_CHARS = 70  # a title beyond this is cut at a word boundary, with an ellipsis
 REASON_CHARS = 160
@@ -118,47 +120,6 @@ def _high_priority(reason: str) -> str:
 
 
 # ---- the counts ----------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Counts:
-    found: int
-    triaged: int
-    flagged: int
-    commented: int
-    failed: int
-    skipped: int
-    left: int
-
-    @property
-    def accounted(self) -> int:
-        return self.triaged + self.failed + self.skipped + self.left
-
-
-def sweep_counts(sweep) -> Counts:
-    results = [r for r in sweep.results if r.number]  # a failed search is no queue issue
-    return Counts(
-        found=sweep.found,
-        triaged=sum(1 for r in results if r.plan is not None and not r.error and not r.left),
-        flagged=sum(1 for r in results if r.needs_person),
-        commented=sum(1 for r in results if r.comment_posted and not r.error),
-        failed=sum(1 for r in results if r.error),
-        skipped=sum(sweep.skipped.values()),
-        left=sweep.left,
-    )
-
-
-def count_gap(sweep) -> str | None:
-    """A sentence when the sweep's counts do not add up (found != triaged + failed + skipped + left), else None.
-    It happens when GitHub's search count changes under the sweep (issues opened meanwhile, or its index lagging
-    the labels this sweep wrote); a person should know the numbers are not the whole story."""
-    c = sweep_counts(sweep)
-    if c.found == c.accounted:
-        return None
-    return (f"the counts do not add up: found {c.found}, but triaged {c.triaged} + failed {c.failed} + skipped "
-            f"{c.skipped} + left {c.left} = {c.accounted}; GitHub's search count changed during the sweep (issues "
-            f"opened meanwhile, or its index lagging the labels written) or some were not reached; the next "
-            f"sweep takes what is left")
 
 
 def counts_sentence(c: Counts, dry_run: bool) -> str:

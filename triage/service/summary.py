@@ -1,9 +1,11 @@
 """One line per issue result, for logs (the Action's and the CLI's): pure formatting of a typed result.
 
-May import: the standard library only (it reads `IssueResult`'s attributes).
+May import: the standard library only (it reads `IssueResult`'s and `SweepResult`'s attributes).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 
 def line_for(result) -> str:
@@ -28,3 +30,44 @@ def cutoff_line(sweep) -> str:
                 f"not triaged")
     return (f"not-before {sweep.not_before} (labels-only): {sweep.before_cutoff} issue(s) created before it got "
             f"labels and no comment")
+
+
+@dataclass(frozen=True)
+class Counts:
+    found: int
+    triaged: int
+    flagged: int
+    commented: int
+    failed: int
+    skipped: int
+    left: int
+
+    @property
+    def accounted(self) -> int:
+        return self.triaged + self.failed + self.skipped + self.left
+
+
+def sweep_counts(sweep) -> Counts:
+    results = [r for r in sweep.results if r.number]  # a failed search is no queue issue
+    return Counts(
+        found=sweep.found,
+        triaged=sum(1 for r in results if r.plan is not None and not r.error and not r.left),
+        flagged=sum(1 for r in results if r.needs_person),
+        commented=sum(1 for r in results if r.comment_posted and not r.error),
+        failed=sum(1 for r in results if r.error),
+        skipped=sum(sweep.skipped.values()),
+        left=sweep.left,
+    )
+
+
+def count_gap(sweep) -> str | None:
+    """A sentence when the sweep's counts do not add up (found != triaged + failed + skipped + left), else None.
+    It happens when GitHub's search count changes under the sweep (issues opened meanwhile, or its index lagging
+    the labels this sweep wrote); a person should know the numbers are not the whole story."""
+    c = sweep_counts(sweep)
+    if c.found == c.accounted:
+        return None
+    return (f"the counts do not add up: found {c.found}, but triaged {c.triaged} + failed {c.failed} + skipped "
+            f"{c.skipped} + left {c.left} = {c.accounted}; GitHub's search count changed during the sweep (issues "
+            f"opened meanwhile, or its index lagging the labels written) or some were not reached; the next "
+            f"sweep takes what is left")

@@ -58,7 +58,7 @@ def _not_before(text: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from triage.service.summary import cutoff_line, line_for
+    from triage.service.summary import count_gap, cutoff_line, line_for
     from triage.service.triager import Triager
 
     if args.max_issues > MAX_SWEEP:
@@ -95,4 +95,7 @@ def run(args: argparse.Namespace) -> int:
         print(summary, file=sys.stderr)
     else:
         print(summary)
+    gap = count_gap(sweep)
+    if gap:  # the numbers above are not the whole story: say so where the person is looking
+        print(f"ptd-triage sweep: warning: {gap}", file=sys.stderr)
     return 1 if failed else 0

@@ -176,3 +176,20 @@ def test_replay_cli_bad_input_and_github_failure(fake_github):
     assert missing.returncode == 1 and missing.stdout == ""
     assert len(missing.stderr.strip().splitlines()) == 1 and "404" in missing.stderr
     assert fake_github.token not in missing.stderr
+
+
+def test_replay_scores_against_an_answer_key_and_a_key_for_other_issues_is_one_line(fake_github, tmp_path):
+    seed(fake_github)
+    key = tmp_path / "key.jsonl"
+    entry = {"type": "bug", "performance": False, "high_priority": True, "criterion": "crash", "sure": "high"}
+    key.write_text("".join(json.dumps({**entry, "id": f"{REPO}#{n}"}) + "\n" for n in (1, 5)))
+    result = _replay(fake_github, "--key", str(key), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    figures = json.loads(result.stdout)["key"]
+    assert figures["source"] == str(key) and figures["all"]["rows"] == 2
+    assert figures["all"]["high_priority"]["key"] == 2 and figures["all"]["non_requests"]["key"] == 2
+    key.write_text(key.read_text() + json.dumps({**entry, "id": f"{REPO}#99"}) + "\n")
+    other = _replay(fake_github, "--key", str(key))
+    assert other.returncode == 2 and other.stdout == ""
+    (line,) = [l for l in other.stderr.splitlines() if l.startswith("ptd-triage: error:")]
+    assert str(key) in line and f"1 key id(s) are not in the dataset (first: {REPO}#99)" in line

@@ -115,14 +115,15 @@ def derive_gold(labels_today: Iterable[str], bundle) -> Gold:
         route=route,
         modules=tuple(name for name in names if name in allowed_modules),
         high_priority=HIGH_PRIORITY_LABEL in names,
-        type=next((kind for kind in GOLD_TYPES if _kind_label(labels, kind) in names), None),
+        type=next((kind for kind in GOLD_TYPES if kind_label(labels, kind) in names), None),
         # People mark a mis-queued issue by moving it elsewhere; replay cannot tell that apart, so never claims it.
         not_distributed=False,
         labels=tuple(names),
     )
 
 
-def _kind_label(labels, kind: str) -> str | None:
+def kind_label(labels, kind: str) -> str | None:
+    """The label of a type kind (feature, enhancement, performance), or None when the label set has none."""
     try:
         return getattr(labels, kind)
     except KeyError:

@@ -24,7 +24,7 @@ from typing import Any, Iterable
 
 from triage.config.labels import LabelSet
 from triage.evaluation.dataset import DatasetRow, parse_row
-from triage.evaluation.gold import derive_gold
+from triage.evaluation.gold import derive_gold, kind_label
 from triage.github.names import is_bot_account
 
 # The REST issue fields a dataset row keeps (the rest is noise for planning and bloats the file).
@@ -145,17 +145,10 @@ def rebuild_row(repo: str, issue: dict, events: list[dict], comments: list[dict]
         "comments": kept,
         "gold": {
             **gold.to_dict(),
-            "performance": _has_kind(labels, "performance", gold_labels),
+            "performance": kind_label(labels, "performance") in gold_labels,
             "needs_reproduction": labels.reproduction in gold_labels,
         },
     }
-
-
-def _has_kind(labels: LabelSet, kind: str, names: list[str]) -> bool:
-    try:
-        return getattr(labels, kind) in names
-    except KeyError:  # the label set has no label of that kind
-        return False
 
 
 def replay_repo(client, repo: str, bundle, *, max_issues: int) -> tuple[list[DatasetRow], ReplayStats]:

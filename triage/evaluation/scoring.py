@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
-from triage.config.labels import LabelSet, Role
+from triage.config.labels import Role
 from triage.evaluation.cases import Case, added_labels, labels_after
-from triage.evaluation.gold import EITHER, GOLD_TYPES
+from triage.evaluation.gold import EITHER, GOLD_TYPES, kind_label
 
 NO_ROUTE = "none"
 
@@ -41,7 +41,7 @@ class Scoring:
 def scoring_from_bundle(bundle) -> Scoring:
     labels, rubric = bundle.labels, bundle.rubric
     classifying = rubric.classifying_routes
-    kinds = {kind: _kind_label(labels, kind) for kind in GOLD_TYPES}
+    kinds = {kind: kind_label(labels, kind) for kind in GOLD_TYPES}
     return Scoring(
         routes=tuple(rubric.precedence),
         sub_oncalls={rule.label: name for name, rule in rubric.routes.items() if rule.label},
@@ -51,17 +51,10 @@ def scoring_from_bundle(bundle) -> Scoring:
         review_label=labels.review,
         marker_label=labels.marker,
         type_labels={kind: label for kind, label in kinds.items() if label is not None},
-        performance_label=_kind_label(labels, "performance"),
+        performance_label=kind_label(labels, "performance"),
         unlabelled_route=rubric.unlabelled_route,
         either=labels.either_routes,
     )
-
-
-def _kind_label(labels: LabelSet, kind: str) -> str | None:
-    try:
-        return getattr(labels, kind)
-    except KeyError:
-        return None
 
 
 def predicted_route(case: Case, scoring: Scoring) -> str:

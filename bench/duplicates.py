@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import shlex
 import sys
 import threading
 import time
@@ -167,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-claim", action="store_true",
                         help="the control: the stand-in answers 201 to every claim (no run ever loses one)")
     args = parser.parse_args(argv)
-    command = " ".join(["python bench/duplicates.py", *(sys.argv[1:] if argv is None else argv)])
+    command = shlex.join(["python", "bench/duplicates.py", *(sys.argv[1:] if argv is None else argv)])
     print(f"Measured {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC with `{command}`"
           f"{' (the control: every claim wins)' if args.no_claim else ''}; {os.cpu_count()} CPU(s), Python "
           f"{platform.python_version()}; load average (1/5/15 min) at the start {_load()}.\n")

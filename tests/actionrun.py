@@ -232,8 +232,16 @@ def run_action(fake, tmp_path: Path, event_name: str, payload: dict | None, *, i
     start = len(fake.requests)
     proc = subprocess.run([sys.executable, str(ENTRYPOINT)], env=full_env, cwd=run_dir, capture_output=True,
                           text=True, timeout=timeout)
-    return ActionRun(proc.returncode, proc.stdout, proc.stderr, parse_output_file(output_file.read_text("utf-8")),
+    outputs = parse_output_file(output_file.read_text("utf-8"))
+    # Every output a run sets must be declared in action.yml: a composite action's caller sees only those.
+    undeclared = set(outputs) - set(declared_outputs())
+    assert not undeclared, f"outputs set but not declared in action.yml: {sorted(undeclared)}"
+    return ActionRun(proc.returncode, proc.stdout, proc.stderr, outputs,
                      summary_file.read_text(encoding="utf-8"), list(fake.requests[start:]))
+
+
+def declared_outputs() -> dict:
+    return yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))["outputs"]
 
 
 # ---- scenario issues (title, body) and what the planner is expected to do with them --------------------------

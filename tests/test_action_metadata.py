@@ -36,7 +36,7 @@ INPUTS = {"github-token", "queue-label", "rubric", "labels", "templates", "dry-r
           "mode", "plans-file", "planner", "llm-provider", "llm-model", "llm-base-url", "llm-api-key",
           "llm-max-calls", "llm-timeout", "llm-output-mode", "llm-price-input", "llm-price-output"}
 OUTPUTS = {"outcome", "labels-added", "sub-oncall", "modules", "plan", "triaged", "flagged", "failed", "left",
-           "plans", "plans-file", "plan-file", "summary-file"}
+           "plans", "plans-file", "planned", "plan-file", "summary-file"}
 
 
 def _triage_step() -> dict:

@@ -296,6 +296,7 @@ def test_a_queue_with_five_routes_is_scored_from_its_own_files():
             [*TRANSIT_ROUTES, "either"] and len(line.split()) == 7]
     assert [row[0] for row in rows] == [*TRANSIT_ROUTES, "either"]
     assert "Modules (over 10 issues routed payments or maps or schedules or notifications in gold" in text
+    assert "Wrongly not transit" in text and "distributed" not in text  # the queue's own words (rubric `words:`)
     # The same file against the bundled queue: its routes are not that queue's, said in one line.
     other = ptd(TRANSIT / "issues.jsonl")
     assert other.returncode == 2 and other.stdout == ""

@@ -4,7 +4,7 @@ JSON, `triage.evaluation.report` and `.render`), and the `--min-*` gates.
 Exit status of a report: 0 whatever the figures (measuring is not judging), 1 when a `--min-*` minimum is set and
 not met. Bad input never gets here: it is raised and the one error handler (`common.run_command`) says it.
 
-May import: the standard library, `triage.evaluation`, `triage.llm.pricing`.
+May import: the standard library, `triage.config.words`, `triage.evaluation`, `triage.llm.pricing`.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import json
 import sys
 from typing import Any, TextIO
 
+from triage.config.words import queue_words
 from triage.evaluation.answer_key import KeyEntry
 from triage.evaluation.cases import Case
 from triage.evaluation.render import render_report
@@ -57,7 +58,8 @@ def report(cases: list[Case], bundle, args: argparse.Namespace, *, source: str, 
             document["errors"] = [m.to_dict() for m in result.misses]
         out.write(json.dumps(document, indent=2) + "\n")
     else:
-        out.write(render_report(figures, source, result.misses if args.errors else None))
+        words = queue_words(bundle.rubric.words, bundle.labels.queue_label)
+        out.write(render_report(figures, source, result.misses if args.errors else None, words.not_in_queue))
         if extra and "model" in extra:
             out.write(render_model(extra["model"]))
     out.flush()

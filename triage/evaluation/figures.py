@@ -12,7 +12,7 @@ Figures (the dataset README's list):
 - triage review rate: plans adding the review label / all plans;
 - high priority: recall (gold high-priority cases flagged: review added, marker not) and the false-flag rate
   (other cases flagged / all other cases);
-- wrongly not distributed: outcome `not_distributed` among cases that are in the queue in gold;
+- wrongly not in the queue: outcome `not_distributed` (the plan's stable name) among cases in the queue in gold;
 - feature and enhancement: precision and recall of the plan adding the kind's label against gold `type`;
 - timing: planning time per issue, mean / p95 / max in ms.
 Ratios with an empty denominator are None ("n/a"), never 0 or 1: an unmeasured figure must not look good.
@@ -227,7 +227,7 @@ def misses(cases: Sequence[Case], scoring: Scoring) -> list[Miss]:
             if gold.type == kind and kind not in kinds:
                 found.append(miss(case, "type_fn", kind, names(kinds)))
         if not gold.not_distributed and case.plan.get("outcome") == "not_distributed":
-            found.append(miss(case, "not_distributed", "distributed", "not_distributed"))
+            found.append(miss(case, "not_distributed", scoring.words.queue, scoring.words.not_in_queue_outcome))
     return found
 
 

@@ -13,7 +13,8 @@ from typing import Any
 from triage.evaluation.figures import HALVES, Miss
 
 
-def render_text(figures: dict[str, Any], source: str) -> str:
+def render_text(figures: dict[str, Any], source: str, not_in_queue: str = "not in the queue") -> str:
+    """The figures against gold; `not_in_queue` is what the queue calls step 1 sending an issue back."""
     lines = [f"ptd-triage: {source}: {figures['rows']} issues", ""]
     routing = figures["routing"]
     unscored = figures["rows"] - routing["scored"]
@@ -43,9 +44,8 @@ def render_text(figures: dict[str, Any], source: str) -> str:
     lines.append(f"Triage review rate        {_num(review['rate'])}  ({review['count']}/{figures['rows']})")
     lines.append(f"High-priority recall      {_num(hp['recall'])}  ({hp['flagged']}/{hp['gold']} gold high priority flagged)")
     lines.append(f"High-priority false flags {_num(hp['false_flag_rate'])}  ({hp['false_flags']}/{hp['others']} others flagged)")
-    lines.append(
-        f"Wrongly not distributed   {_num(nd['rate'])}  ({nd['wrongly_not_distributed']}/{nd['distributed']})"
-    )
+    lines.append(f"Wrongly {not_in_queue}".ljust(26)
+                 + f"{_num(nd['rate'])}  ({nd['wrongly_not_distributed']}/{nd['distributed']})")
     for name, counts in figures["types"].items():
         lines.append(_prf_line(name, counts, indent=0, width=26))
     timing = figures["timing_ms"]
@@ -156,9 +156,10 @@ def _ms(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.1f} ms"
 
 
-def render_report(figures: dict[str, Any], source: str, found: list[Miss] | None = None) -> str:
+def render_report(figures: dict[str, Any], source: str, found: list[Miss] | None = None,
+                  not_in_queue: str = "not in the queue") -> str:
     """The whole text report: figures, halves, the key's figures when measured, and the misses when listed."""
-    parts = [render_text(figures, source), render_halves(figures)]
+    parts = [render_text(figures, source, not_in_queue), render_halves(figures)]
     if "key" in figures:
         parts.append(render_key(figures["key"]))
     if found is not None:

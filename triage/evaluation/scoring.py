@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from triage.config.labels import Role
+from triage.config.words import QueueWords, queue_words
 from triage.evaluation.cases import Case, added_labels, labels_after
 from triage.evaluation.gold import EITHER, GOLD_TYPES, kind_label
 
@@ -36,6 +37,7 @@ class Scoring:
     performance_label: str | None = None
     unlabelled_route: str | None = None  # the route an issue is on when it has no sub-oncall label
     either: tuple[str, ...] = ()  # the routes a gold `either` accepts
+    words: QueueWords = queue_words(None, "queue")  # what the queue calls step 1's decisions (rubric `words:`)
 
 
 def scoring_from_bundle(bundle) -> Scoring:
@@ -54,6 +56,7 @@ def scoring_from_bundle(bundle) -> Scoring:
         performance_label=kind_label(labels, "performance"),
         unlabelled_route=rubric.unlabelled_route,
         either=labels.either_routes,
+        words=queue_words(rubric.words, labels.queue_label),
     )
 
 

@@ -178,13 +178,13 @@ def test_a_template_error_names_the_repository_file_and_line(tmp_path):
 
 
 def test_an_oversized_yaml_document_is_refused_unread():
-    from triage.config.safe_yaml import MAX_BYTES, DocumentError, load_yaml
+    from triage.config.safe_yaml import MAX_BYTES, DocumentError, compose_yaml
 
     with pytest.raises(DocumentError, match="refused unread"):
-        load_yaml("a: " + "x" * MAX_BYTES, "big.yml")
+        compose_yaml("a: " + "x" * MAX_BYTES, "big.yml")
 
 
 def test_aliases_within_the_bounds_still_load():
-    from triage.config.safe_yaml import load_yaml
+    from triage.config.safe_yaml import compose_yaml
 
-    assert load_yaml("a: &x [1, 2]\nb: *x\n", "ok.yml") == {"a": [1, 2], "b": [1, 2]}
+    assert compose_yaml("a: &x [1, 2]\nb: *x\n", "ok.yml")[0] == {"a": [1, 2], "b": [1, 2]}

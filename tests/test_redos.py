@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from engine_helpers import ROOT, rest_comment, snap
 from triage.config.bundle import ConfigError, load_bundle
 from triage.config.rubric import RubricError, compile_rubric
-from triage.config.safe_yaml import load_yaml
+from triage.config.safe_yaml import compose_yaml
 from triage.planners import plan_issue
 from triage.text.matching import PatternError, Signal, compile_pattern, compile_signal
 from triage.text.patterns import evidence_text
@@ -255,7 +255,7 @@ def test_a_rubric_with_a_lookaround_is_refused_naming_the_signal_and_its_line(tm
     assert message.startswith(f"{queue / 'rubric.yaml'}:{line}: ")
     assert "'tp-abbrev'" in message and "RE2" in message and "\n" not in message
     with pytest.raises(RubricError, match="'tp-abbrev'"):  # the rubric alone refuses it too
-        compile_rubric(load_yaml(bad, "rubric.yaml"), "rubric.yaml")
+        compile_rubric(compose_yaml(bad, "rubric.yaml")[0], "rubric.yaml")
 
 
 def test_a_text_pattern_re2_cannot_run_is_refused(tmp_path):
@@ -263,7 +263,7 @@ def test_a_text_pattern_re2_cannot_run_is_refused(tmp_path):
     path = tmp_path / "rubric.yaml"
     path.write_text(source.replace("environment_heading: '", "environment_heading: '(?<=x)"), encoding="utf-8")
     with pytest.raises(RubricError, match="text.environment_heading is not a pattern RE2 can run"):
-        compile_rubric(load_yaml(path.read_text(encoding="utf-8"), str(path)), str(path))
+        compile_rubric(compose_yaml(path.read_text(encoding="utf-8"), str(path))[0], str(path))
 
 
 def test_the_literal_pre_check_never_hides_a_match():

@@ -103,11 +103,6 @@ def compose_yaml(text: str, file: str) -> tuple[Any, yaml.Node | None]:
     return data, node
 
 
-def load_yaml(text: str, file: str) -> Any:
-    """The data of one YAML document, within the bounds (what `yaml.safe_load` would give)."""
-    return compose_yaml(text, file)[0]
-
-
 def json_depth(text: str) -> tuple[int, int]:
     """(deepest nesting, character offset where it is deepest) of JSON text, counted iteratively over the
     brackets outside strings, without parsing."""

@@ -117,14 +117,6 @@ def flagged_at(fake, n: int) -> int:
                 and e["actor"]["login"] == fake.bot_login), default=-1)
 
 
-def recently_updated(fake, n: int, seconds: float = 600.0) -> bool:
-    from datetime import datetime, timezone
-
-    stamp = fake.issue(REPO, n)["updated_at"]
-    when = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
-    return (datetime.now(timezone.utc) - when).total_seconds() < seconds
-
-
 def released_holds(fake, holds: set[int], touched_by_people: set[int]) -> list[str]:
     return [f"#{n}: flagged for a person, got '{MARKER}' although no person acted on it"
             for n in sorted(holds - touched_by_people) if MARKER in fake.issue_labels(REPO, n)]

@@ -10,8 +10,7 @@ Kinds:
   comment    {n, author, kind, body}   a reporter, maintainer or bot comments (no run: the workflow's `if:` skips it)
   retriage   {n, role}             someone with `role` comments `/ptd-retriage` (queues an issue_comment run)
   deliver    {n}                   the issue's oldest queued run starts, with the payload captured at its event
-  with_sweep {n, late}             the issue's queued run and a scheduled sweep start at the same moment (unless
-                                   the issue last changed over 10 minutes ago and not `late`: see _with_sweep)
+  with_sweep {n}                   the issue's queued run and a scheduled sweep start at the same moment
   together   {n}                   the issue's two queued runs start at once (a workflow without the group)
   sweep      {max}                 the schedule fires
   dispatch   {n, force}            workflow_dispatch with issue-number (and the force input)
@@ -23,7 +22,8 @@ Kinds:
 How runs are scheduled is what the README's workflows make GitHub do: runs for one issue share the group
 `ptd-triage-issue-N` (one at a time; at most one more waits, and a newer event replaces the waiting one), the
 sweep has its own group, and so can overlap any issue's run (`with_sweep`). `together` is a workflow set up
-WITHOUT the group: the README says it can produce a duplicate; timelines use it only where a test says so.
+WITHOUT the group, which the README's workflows are not: random timelines do not use it (the comment claim keeps
+it to one comment, measured in docs/duplicates-and-concurrency.md).
 
 May import: the standard library, `actionrun`, `sim.*`.
 """
@@ -249,18 +249,14 @@ class Sim:
             touched.add(int(launch.inputs["issue-number"]))
         return [self._start(launch.with_attempt(launch.attempt + 1))]
 
-    def _with_sweep(self, touched, n: int, late: bool = False) -> list:
+    def _with_sweep(self, touched, n: int) -> list:
         if not self.pending.get(n):
             return self._sweep(touched)
         launch = self.pending[n].pop(0)
         sweep = Launch("schedule", schedule_payload(), {"max-issues": "50"}, label="sweep (max 50)")
         self.next_fault = None
-        if not late and not inv.recently_updated(self.fake, n):
-            # The event run would be starting more than 10 minutes after the issue last changed: the one case the
-            # README says a sweep at the same moment can still duplicate (docs/duplicates-and-concurrency.md).
-            # Random timelines keep to what the README promises: the two runs one after the other.
-            self.history += [launch, sweep]
-            return [self.driver.run(sweep), self.driver.run(launch)]
+        # The issue may have last changed over 10 minutes ago: the sweep then takes it too, and the comment claim
+        # (triage.service.claim) is what keeps it to one comment (docs/duplicates-and-concurrency.md).
         records = self.driver.run_together(launch, sweep)
         self.history += [launch, sweep]
         return records

@@ -10,6 +10,8 @@ import pytest
 import requests
 import responses
 
+from paged_search import search_issues
+
 from triage.github.client import GitHubClient, GitHubError
 
 API = "https://ghes.example.com/api/v3"
@@ -57,7 +59,7 @@ def test_search_stops_at_item_budget_without_fetching_more_pages(client):
     search = f"{API}/search/issues"
     responses.get(search, json={"total_count": 300, "items": [{"number": n} for n in range(100)]},
                   headers={"Link": f'<{search}?q=x&page=2>; rel="next"'})
-    found = list(client.search_issues("repo:pytorch/pytorch is:open", limit=5))
+    found = list(search_issues(client, "repo:pytorch/pytorch is:open", limit=5))
     assert [i["number"] for i in found] == [0, 1, 2, 3, 4]
     assert len(responses.calls) == 1
     assert "q=repo%3Apytorch%2Fpytorch+is%3Aopen" in responses.calls[0].request.url
@@ -271,7 +273,7 @@ def test_rate_budget_and_request_kinds_are_read_from_every_answer(stand_in):
     assert client.rate is None
     client.get_issue(REPO, 1)
     client.add_labels(REPO, 1, ["triaged"])
-    list(client.search_issues(f"repo:{REPO} is:issue", limit=10))
+    list(search_issues(client, f"repo:{REPO} is:issue", limit=10))
     assert client.requests_by_kind == {"read": 1, "write": 1, "search": 1} and client.request_count == 3
     assert (client.rate.limit, client.rate.remaining, client.rate.used) == (1000, 998, 2)
     assert client.rate.reset == int(stand_in.vclock()) + 3600
@@ -548,13 +550,13 @@ def test_update_label_sets_colour_and_description_never_the_name(stand_in):
 def test_search_passes_sort_and_order_oldest_first_by_default(stand_in):
     seed(stand_in, 5)
     client = on_stand_in(stand_in)
-    assert [i["number"] for i in client.search_issues(f"repo:{REPO} is:issue", limit=None)] == [1, 2, 3, 4, 5]
-    newest = client.search_issues(f"repo:{REPO} is:issue", order="desc", limit=2)
+    assert [i["number"] for i in search_issues(client, f"repo:{REPO} is:issue", limit=None)] == [1, 2, 3, 4, 5]
+    newest = search_issues(client, f"repo:{REPO} is:issue", order="desc", limit=2)
     assert [i["number"] for i in newest] == [5, 4]
     assert stand_in.requests[0].query == {"q": f"repo:{REPO} is:issue", "order": "asc", "sort": "created",
                                           "per_page": "100"}
     with pytest.raises(ValueError, match="unknown search sort"):
-        client.search_issues("x", sort="stars")
+        client.search_page("x", sort="stars")
 
 
 QUERY = f'repo:{REPO} is:issue is:open label:"oncall: distributed" -label:"triaged"'
@@ -563,7 +565,7 @@ QUERY = f'repo:{REPO} is:issue is:open label:"oncall: distributed" -label:"triag
 def naive_sweep(client) -> list[int]:
     """Label every issue of the query while paging through it, the way that loses issues."""
     seen = []
-    for item in client.search_issues(QUERY, limit=None):
+    for item in search_issues(client, QUERY, limit=None):
         seen.append(item["number"])
         client.add_labels(REPO, item["number"], ["triaged"])
     return seen
@@ -584,10 +586,10 @@ def test_lagging_search_still_shows_written_issues_until_the_index_catches_up(st
     seed(stand_in, 3)
     client = on_stand_in(stand_in)
     client.add_labels(REPO, 2, ["triaged"])
-    stale = {i["number"]: [label["name"] for label in i["labels"]] for i in client.search_issues(QUERY, limit=None)}
+    stale = {i["number"]: [label["name"] for label in i["labels"]] for i in search_issues(client, QUERY, limit=None)}
     assert sorted(stale) == [1, 2, 3] and stale[2] == ["oncall: distributed"]  # the stale copy
     stand_in.vclock.advance(31)
-    assert [i["number"] for i in client.search_issues(QUERY, limit=None)] == [1, 3]
+    assert [i["number"] for i in search_issues(client, QUERY, limit=None)] == [1, 3]
 
 
 @with_options(search_mode="lagging", search_lag_requests=3)
@@ -595,9 +597,9 @@ def test_search_lag_can_be_counted_in_requests(stand_in):
     seed(stand_in, 2)
     client = on_stand_in(stand_in)
     client.add_labels(REPO, 1, ["triaged"])
-    assert [i["number"] for i in client.search_issues(QUERY, limit=None)] == [1, 2]
+    assert [i["number"] for i in search_issues(client, QUERY, limit=None)] == [1, 2]
     client.get_issue(REPO, 2)
-    assert [i["number"] for i in client.search_issues(QUERY, limit=None)] == [2]
+    assert [i["number"] for i in search_issues(client, QUERY, limit=None)] == [2]
 
 
 def test_stand_in_rejects_unknown_search_modes():

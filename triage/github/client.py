@@ -51,9 +51,6 @@ class GitHubClient(GitHubTransport):
     def list_events(self, repo: str, number: int) -> list[dict]:
         return list(self._paginate(self._issue_path(repo, number, "/events")))
 
-    def list_timeline(self, repo: str, number: int) -> list[dict]:
-        return list(self._paginate(self._issue_path(repo, number, "/timeline")))
-
     def list_repo_labels(self, repo: str) -> list[dict]:
         return list(self._paginate(self._repo_path(repo, "/labels")))
 
@@ -103,19 +100,6 @@ class GitHubClient(GitHubTransport):
         if not isinstance(data, list):
             raise self._error(BadRequest, 200, "GET", api_path, f"{path} is a file, not a folder")
         return [(str(e.get("name")), str(e.get("type"))) for e in data if isinstance(e, dict)]
-
-    def search_issues(self, query: str, *, sort: str | None = "created", order: str = "asc",
-                      limit: int | None = None) -> Iterator[dict]:
-        """Search results, oldest first by default (so issues created during a sweep come last). `sort=None`
-        is GitHub's best match."""
-        if sort is not None and sort not in SEARCH_SORTS:
-            raise ValueError(f"unknown search sort {sort!r}; expected one of {', '.join(sorted(SEARCH_SORTS))}")
-        if order not in ("asc", "desc"):
-            raise ValueError(f"search order must be 'asc' or 'desc', not {order!r}")
-        params = {"q": query, "order": order}
-        if sort is not None:
-            params["sort"] = sort
-        return self._paginate("/search/issues", params, limit=limit, items_key="items")
 
     def search_page(self, query: str, *, sort: str = "created", order: str = "asc") -> tuple[list[dict], int]:
         """One page (up to 100) of search results and GitHub's `total_count`. The sweep pages by key (a

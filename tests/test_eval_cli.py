@@ -301,3 +301,17 @@ def test_a_queue_with_five_routes_is_scored_from_its_own_files():
     other = ptd(TRANSIT / "issues.jsonl")
     assert other.returncode == 2 and other.stdout == ""
     assert "gold.route 'payments' is not a route of this configuration" in other.stderr
+
+
+def test_a_model_planner_over_a_queue_without_a_prompt_is_one_line_before_any_issue():
+    """As `plan` and `sweep`: measuring a model on a queue with no prompt of its own fails at once, in one line.
+    It used to plan every issue with the rubric (each ask failing on the missing prompt) and print figures that
+    looked like the model's."""
+    transit = ROOT / "tests" / "data" / "transit"
+    assert not (transit / "prompt.md.j2").exists()
+    result = ptd(transit / "issues.jsonl", "--config", transit, "--planner", "llm", "--llm-provider", "openai",
+                 "--llm-model", "m", "--llm-base-url", "http://127.0.0.1:9",
+                 env={"OPENAI_API_KEY": "k-not-a-secret", "PTD_LLM_API_KEY": "k-not-a-secret"})
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and len(lines) == 1 and "no prompt template" in lines[0], result.stderr
+    assert result.stdout == ""

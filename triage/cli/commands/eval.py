@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import argparse
 
-from triage.cli.common import CliError, add_config_options, add_planner_options, load_config, planner_from_args, run_command
+from triage.cli.common import (CliError, add_config_options, add_planner_options, check_model_prompt, load_config,
+                               planner_from_args, run_command)
 from triage.cli.measuring import add_report_arguments, model_figures, report
 from triage.evaluation.answer_key import AnswerKeyError, join_key, read_key
 from triage.evaluation.cases import plan_rows
@@ -49,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
     if args.record and args.replay:
         raise CliError("--record and --replay cannot be used together")
     planner = planner_from_args(args, record=args.record, replay=args.replay)
+    check_model_prompt(planner, bundle)  # as plan and sweep: else every ask fails and the rubric is measured
     cases = plan_rows(rows, bundle, planner=planner)
     consultant = getattr(planner, "consultant", None)  # issue 8: the model planners' calls, tokens, cost, latency
     extra = {"planner": planner.name, "model": model_figures(consultant, len(cases))} if consultant else None

@@ -125,13 +125,11 @@ def with_planner(context: Context, planner: Any, *, precheck=None) -> Context:
 def check_model_prompt(planner: Any, bundle) -> None:
     """A model planner over a queue whose prompt is missing or broken fails the run before any issue, in one line
     (else every issue would fall back to the rubric, or be asked with another queue's prompt)."""
-    from triage.llm.prompt import PromptError, check
+    from triage.llm.prompt import PromptError
+    from triage.planners.llm import check_prompt
 
-    consultant = getattr(planner, "consultant", None)
-    if consultant is None:
-        return
     try:
-        check(bundle, consultant.prompt_path)
+        check_prompt(planner, bundle)
     except PromptError as exc:
         raise ActionError(f"input planner {getattr(planner, 'name', '')}: {exc}") from None
 

@@ -226,14 +226,13 @@ def add_planner_options(parser: argparse.ArgumentParser) -> None:
 
 def check_model_prompt(planner, bundle) -> None:
     """A model planner over a queue without a usable prompt is an error before any issue (CliError, one line)."""
-    from triage.llm.prompt import PromptError, check
+    from triage.llm.prompt import PromptError
+    from triage.planners.llm import check_prompt
 
-    consultant = getattr(planner, "consultant", None)
-    if consultant is not None:
-        try:
-            check(bundle, consultant.prompt_path)
-        except PromptError as exc:
-            raise CliError(f"--planner {getattr(planner, 'name', '')}: {exc}") from None
+    try:
+        check_prompt(planner, bundle)
+    except PromptError as exc:
+        raise CliError(f"--planner {getattr(planner, 'name', '')}: {exc}") from None
 
 
 def planner_from_args(args: argparse.Namespace, *, record: str | None = None, replay: str | None = None):

@@ -43,6 +43,16 @@ def _normal(text: str) -> str:
     return _SPACE.sub(" ", text).strip().lower()
 
 
+def check_prompt(planner: Any, bundle: Bundle) -> None:
+    """Before any issue: a model planner's prompt for this queue exists and parses (PromptError, one line). The
+    rubric asks no model and needs none. One check for the CLI and the Action, which each word the error."""
+    from triage.llm.prompt import check
+
+    consultant = getattr(planner, "consultant", None)
+    if consultant is not None:
+        check(bundle, consultant.prompt_path)
+
+
 class ModelConsultant:
     """Asks the model for one issue's plan and turns the answer into step results. Keeps run totals for `eval`."""
 

@@ -79,7 +79,9 @@ def test_the_reference_documents_every_input_and_output_of_action_yml():
 def _commands(path: Path) -> list[str]:
     """Each `ptd-triage ...` command in the file's sh blocks, without the environment and what runs before it."""
     out = []
-    for block in re.findall(r"```sh\n(.*?)```", path.read_text(encoding="utf-8"), re.S):
+    text = path.read_text(encoding="utf-8")
+    indented = "\n".join(re.findall(r"^    (ptd-triage .*)$", text, re.M))  # indented code blocks (docs/llm.md)
+    for block in re.findall(r"```sh\n(.*?)```", text, re.S) + [indented]:
         for line in block.splitlines():
             for part in line.split("&&"):
                 part = re.sub(r"^\s*(?:[A-Z_]+=(?:\$\([^)]*\)|\S+)\s+)+", "", part)  # GITHUB_TOKEN=$(...) first

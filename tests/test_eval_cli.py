@@ -315,3 +315,17 @@ def test_a_model_planner_over_a_queue_without_a_prompt_is_one_line_before_any_is
     lines = result.stderr.strip().splitlines()
     assert result.returncode == 2 and len(lines) == 1 and "no prompt template" in lines[0], result.stderr
     assert result.stdout == ""
+
+
+@pytest.mark.parametrize("args, needle", [
+    (("--thresholds", "1,2"), "--thresholds needs --key"),  # was ignored without a word
+    (("--thresholds", "nan,3", "--key", ROOT / "examples" / "answer-keys" / "distributed-dev.jsonl"),
+     "a threshold is a finite number"),  # was a row of zeros in the operating-point table
+    (("--thresholds", "inf", "--key", ROOT / "examples" / "answer-keys" / "distributed-dev.jsonl"),
+     "a threshold is a finite number"),
+])
+def test_thresholds_that_cannot_be_scored_are_one_line_of_bad_input(args, needle):
+    result = ptd(SMALL, *args)
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and len(lines) == 1 and needle in lines[0], result.stderr
+    assert result.stdout == ""

@@ -4,18 +4,21 @@ JSON, `triage.evaluation.report` and `.render`), and the `--min-*` gates.
 Exit status of a report: 0 whatever the figures (measuring is not judging), 1 when a `--min-*` minimum is set and
 not met. Bad input never gets here: it is raised and the one error handler (`common.run_command`) says it.
 
-May import: the standard library, `triage.config.words`, `triage.evaluation`, `triage.llm.pricing`.
+May import: the standard library, `triage.config.words`, `triage.core.snapshot` (InputError), `triage.evaluation`,
+`triage.llm.pricing`.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from typing import Any, TextIO
 
 from triage.config.words import queue_words
-from triage.evaluation.answer_key import KeyEntry
+from triage.core.snapshot import InputError
+from triage.evaluation.answer_key import KeyEntry, read_key
 from triage.evaluation.cases import Case
 from triage.evaluation.render import render_report
 from triage.evaluation.report import measure
@@ -43,6 +46,15 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
         "--thresholds", type=_thresholds, metavar="T,T,...",
         help="high-priority thresholds to sweep against the key (default: 1,2,3,4,5,6,8,10,12 and the rubric's)",
     )
+
+
+def key_from_args(args: argparse.Namespace) -> dict[str, KeyEntry] | None:
+    """The answer key `--key` names, read before anything is planned (None without one). `--thresholds` without a
+    key would be ignored without a word (the thresholds are scored against the key's answers): bad input."""
+    if getattr(args, "thresholds", None) and not args.key:
+        raise InputError("--thresholds needs --key: the thresholds are scored against the key's high-priority "
+                         "answers")
+    return read_key(args.key) if args.key else None
 
 
 def report(cases: list[Case], bundle, args: argparse.Namespace, *, source: str, extra: dict[str, Any] | None = None,
@@ -122,4 +134,6 @@ def _thresholds(text: str) -> tuple[float, ...]:
         raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of numbers") from None
     if not values:
         raise argparse.ArgumentTypeError("no thresholds given")
+    if not all(math.isfinite(v) for v in values):  # float() reads "inf" and "nan": no score is compared with them
+        raise argparse.ArgumentTypeError(f"{text!r}: a threshold is a finite number")
     return values

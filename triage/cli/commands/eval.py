@@ -14,8 +14,8 @@ import argparse
 
 from triage.cli.common import (CliError, add_config_options, add_planner_options, check_model_prompt, load_config,
                                planner_from_args, run_command)
-from triage.cli.measuring import add_report_arguments, model_figures, report
-from triage.evaluation.answer_key import AnswerKeyError, join_key, read_key
+from triage.cli.measuring import add_report_arguments, key_from_args, model_figures, report
+from triage.evaluation.answer_key import AnswerKeyError, join_key
 from triage.evaluation.cases import plan_rows
 from triage.evaluation.dataset import check_routes, read_dataset
 from triage.evaluation.gold import gold_routes
@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     bundle = load_config(args)  # issue 9: --config DIR or a repository config, as every command
     rows = read_dataset(args.dataset)
     check_routes(rows, gold_routes(bundle), args.dataset)
-    key = read_key(args.key) if args.key else None
+    key = key_from_args(args)
     if key is not None:
         try:  # joined before planning, so that a key for another dataset fails at once, with nothing printed
             join_key(rows, key)

@@ -12,8 +12,8 @@ import argparse
 import sys
 
 from triage.cli.common import CliError, add_config_options, add_github_options, github_client, load_config, run_command
-from triage.cli.measuring import add_report_arguments, report
-from triage.evaluation.answer_key import AnswerKeyError, join_key, read_key
+from triage.cli.measuring import add_report_arguments, key_from_args, report
+from triage.evaluation.answer_key import AnswerKeyError, join_key
 from triage.evaluation.cases import plan_rows
 from triage.evaluation.dataset import write_dataset
 from triage.evaluation.replay import replay_repo
@@ -44,7 +44,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     client = github_client(args, write=False)
     bundle = load_config(args)
-    key = read_key(args.key) if args.key else None  # bad input fails before the first request
+    key = key_from_args(args)  # bad input fails before the first request
     try:
         rows, stats = replay_repo(client, args.repo, bundle, max_issues=args.max_issues)
     except HTTPError as exc:

@@ -103,7 +103,11 @@ def test_malformed_repository(fake_github, tmp_path, labeled, repo):
 
 
 @pytest.mark.parametrize("name,value", [("dry-run", "yes"), ("max-issues", "0"), ("max-issues", "ten"),
-                                        ("max-issues", "5000"), ("issue-number", "-3")])
+                                        ("max-issues", "5000"), ("issue-number", "-3"),
+                                        # float() reads "inf": as the CLI's flags, no time budget is infinite (an
+                                        # llm-timeout of inf overflowed the call's deadline on the first issue)
+                                        ("issue-timeout", "inf"), ("sweep-timeout", "inf"), ("llm-timeout", "inf"),
+                                        ("issue-timeout", "nan")])
 def test_bad_input_values(fake_github, tmp_path, labeled, name, value):
     _failed_cleanly(run_action(fake_github, tmp_path, "issues", labeled, inputs={name: value}), f"input {name}")
 

@@ -11,6 +11,7 @@ May import: the standard library, `triage.config.names`, `triage.github.names`, 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Mapping
 
@@ -65,7 +66,7 @@ def parse_seconds(name: str, value: str, *, default: float | None) -> float | No
         seconds = float(value)
     except ValueError:
         seconds = -1.0
-    if not seconds > 0:
+    if not 0 < seconds < math.inf:  # float() reads "inf" and "nan": neither is a time budget (nor are they for the CLI)
         raise ActionError(f"{name} must be a positive number of seconds, got {value!r}")
     return seconds
 

@@ -329,3 +329,14 @@ def test_thresholds_that_cannot_be_scored_are_one_line_of_bad_input(args, needle
     lines = result.stderr.strip().splitlines()
     assert result.returncode == 2 and len(lines) == 1 and needle in lines[0], result.stderr
     assert result.stdout == ""
+
+
+def test_a_record_directory_that_cannot_be_made_is_one_line(tmp_path):
+    """It was a FileExistsError traceback: --record names a file, so the directory for the replies cannot exist."""
+    taken = tmp_path / "replies"
+    taken.write_text("not a directory", encoding="utf-8")
+    result = ptd(SMALL, "--planner", "llm", "--llm-provider", "openai", "--llm-model", "m", "--record", taken,
+                 env={"OPENAI_API_KEY": "k-not-a-secret", "PTD_LLM_API_KEY": "k-not-a-secret"})
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and len(lines) == 1 and "--record" in lines[0], result.stderr
+    assert "Traceback" not in result.stderr and result.stdout == ""

@@ -258,3 +258,5 @@ def planner_from_args(args: argparse.Namespace, *, record: str | None = None, re
         raise CliError(f"--planner {name}: {exc}") from None
     except ValueError as exc:
         raise CliError(f"--llm-price: {exc}") from None
+    except OSError as exc:  # --record DIR cannot be made (a file of that name, no permission)
+        raise CliError(f"--record {record}: cannot make the directory ({exc.strerror or exc})") from None

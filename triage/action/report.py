@@ -134,7 +134,7 @@ class Reporter:
 
 def _counts(results) -> dict[str, int]:
     return {
-        "triaged": sum(1 for r in results if r.plan is not None and not r.error and not r.left),
+        "triaged": sum(1 for r in results if r.triaged),
         "flagged": sum(1 for r in results if r.needs_person),
         "failed": sum(1 for r in results if r.error),
     }

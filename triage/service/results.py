@@ -37,6 +37,12 @@ class IssueResult:
     marker: str = ""  # the queue's marker label (the summary names it once instead of in every row)
 
     @property
+    def triaged(self) -> bool:
+        """Planned through, neither failed nor left: what every count of "triaged" counts (the outputs, the log
+        line, the step summary)."""
+        return self.plan is not None and not self.error and not self.left
+
+    @property
     def labels_written(self) -> tuple[str, ...]:
         if self.dry_run:
             return self.plan.add_labels if self.plan else ()
@@ -87,4 +93,4 @@ class SweepResult:
 
     @property
     def triaged(self) -> list[IssueResult]:
-        return [r for r in self.results if r.plan is not None and not r.error and not r.left]
+        return [r for r in self.results if r.triaged]

@@ -51,7 +51,7 @@ def sweep_counts(sweep) -> Counts:
     results = [r for r in sweep.results if r.number]  # a failed search is no queue issue
     return Counts(
         found=sweep.found,
-        triaged=sum(1 for r in results if r.plan is not None and not r.error and not r.left),
+        triaged=sum(1 for r in results if r.triaged),
         flagged=sum(1 for r in results if r.needs_person),
         commented=sum(1 for r in results if r.comment_posted and not r.error),
         failed=sum(1 for r in results if r.error),

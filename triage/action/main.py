@@ -91,7 +91,7 @@ def write_summary(result: Result, reporter: Reporter, title: str, rest_in: str =
     path = reporter.write_aside("ptd-triage-summary.md", whole) or rest_in
     reporter.set_outputs({"summary-file": path or ""})
     reporter.write_summary(summary_markdown(*args, sweep=sweep, cap=SUMMARY_CAP, rest_in=path or ""))
-    reporter.warning(f"the step summary was cut to stay under GitHub's 1 MiB limit"
+    reporter.warning("the step summary was cut to stay under GitHub's 1 MiB limit"
                      + (f"; the whole summary is in {path}" if path else ""))
 
 

@@ -39,7 +39,7 @@ from jsonschema import Draft202012Validator
 from triage.config.bundle import Bundle, ConfigError, DEFAULT_QUEUE, bundled_queue, compile_sources, read_sources
 from triage.config.names import LABEL_NAME_PATTERN
 from triage.config.source import Located, SourceError, load_document, merge, parse_document
-from triage.config.validate import Problem, QueueSources, check, schema_message
+from triage.config.validate import Problem, QueueSources, schema_message
 
 REPO_CONFIG_PATH = ".github/ptd-triage.yml"
 WHOLE = "none"  # `extends: none`: the file is the whole queue

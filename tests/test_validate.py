@@ -165,3 +165,28 @@ def test_labels_gold_naming_a_route_the_rubric_lacks_is_reported(tmp_path):
         f"{labels}:{either}: gold names route 'timetable', which the rubric does not define",
         f"{labels}:{module}: gold names route 'billing', which the rubric does not define",
     ]
+
+
+def test_a_prompt_that_does_not_parse_is_a_problem_at_its_line(tmp_path):
+    """It was "ok": a fork's broken prompt.md.j2 was found only when a model run started. A rubric run never reads
+    the prompt, so planning with the rubric is not stopped by it."""
+    queue = copy_queue(tmp_path)
+    prompt = queue / "prompt.md.j2"
+    prompt.write_text(prompt.read_text(encoding="utf-8") + "\n{% if %}\n", encoding="utf-8")
+    run = validate("--config", str(queue))
+    assert run.returncode == 1, run.stdout + run.stderr
+    line = line_of(prompt, "{% if %}")
+    assert run.stdout.splitlines() == [f"{prompt}:{line}: the prompt template does not parse: "
+                                       "Expected an expression, got 'end of statement block'"], run.stdout
+    planned = subprocess.run([sys.executable, "-m", "triage", "plan", "--config", str(queue), "--any-issue",
+                              str(ROOT / "examples" / "issues" / "fsdp2-dtensor-backward.json")],
+                             capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert planned.returncode == 0, planned.stderr
+
+
+def test_a_repository_configs_prompt_is_checked_at_its_line(tmp_path):
+    config = tmp_path / "ptd-triage.yml"
+    config.write_text("prompt: |\n  Triage this issue.\n  {{ issue.title\n", encoding="utf-8")
+    run = validate("--config", str(config))
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.stdout.startswith(f"{config}:3: the prompt template does not parse:"), run.stdout

@@ -227,6 +227,16 @@ def _template_line(exc: BaseException) -> int | None:
     return line
 
 
+def syntax_problem(text: str) -> tuple[int | None, str] | None:
+    """(line, message) when `text` does not parse as a template in the sandbox every template and the model's
+    prompt use, else None. For `ptd-triage validate`: the prompt is only parsed when a model planner runs."""
+    try:
+        bounded_environment(autoescape=False, keep_trailing_newline=False).from_string(text)
+    except TemplateError as exc:
+        return getattr(exc, "lineno", None), getattr(exc, "message", None) or str(exc)
+    return None
+
+
 def build_templates(directory: str | Path, sources: dict[str, str], required: tuple[str, ...],
                     files: dict[str, tuple[str, int | None]] | None = None) -> Templates:
     """Templates from their sources (a directory's files, or a repository config's overrides on top of them);

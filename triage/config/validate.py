@@ -20,7 +20,7 @@ from triage.config.rubric import DEFAULT_COMMENT_TEMPLATES, _validator as rubric
 from triage.config.names import LABEL_NAME_PATTERN, RESERVED_LABELS, label_name_problem
 from triage.config.source import Located
 from triage.config.words import canonical
-from triage.config.templates import SUFFIX, TemplatesError, build_templates
+from triage.config.templates import SUFFIX, TemplatesError, build_templates, syntax_problem
 from triage.text.frames import compile_slots
 from triage.text.matching import PatternError, compile_signal
 from triage.text.patterns import compile_pattern
@@ -218,3 +218,20 @@ def check(sources: QueueSources) -> list[Problem]:
         path, _, line = file.rpartition(":") if file.rpartition(":")[2].isdigit() else (file, "", "")
         problems.append(Problem(path, int(line) if line else None, message))
     return problems
+
+
+def prompt_problems(sources: QueueSources) -> list[Problem]:
+    """The model planners' prompt, when the queue has one, parses. Not part of `check`, which every run does: a
+    rubric run never reads the prompt, and a model run checks it before any issue (triage.planners.llm)."""
+    if sources.prompt is None:
+        return []
+    text, (file, first) = sources.prompt
+    found = syntax_problem(text)
+    if found is None:
+        return []
+    line, message = found
+    if line and str(file).endswith(".j2"):  # its own file: the template's line is the file's
+        line = (first or 1) + line - 1
+    elif line:  # a repository config's `prompt: |` block: its text starts on the line after the key
+        line = first + line if first else None
+    return [Problem(file, line or first, f"the prompt template does not parse: {message}")]

@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
 
     from triage.cli.common import CliError
     from triage.config.bundle import ConfigError
-    from triage.config.validate import check
+    from triage.config.validate import check, prompt_problems
 
     for flag in ("config", "rubric", "labels", "templates"):
         given = getattr(args, flag, None)
@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as exc:  # unreadable as a whole (malformed YAML, a schema error): a problem, FILE:LINE first
         problems = [str(exc)]
     else:
-        problems = check(sources)
+        problems = check(sources) + prompt_problems(sources)
     for problem in problems:
         print(problem)
     if problems:

@@ -33,7 +33,8 @@ from triage.text.document import LOCATIONS, Document
 from triage.text.matching import Evidence
 from triage.text.patterns import Pattern, PatternError, compile_pattern, evidence_text
 
-__all__ = ["Frame", "SlotHits", "compile_frame", "compile_slots", "read_slots", "reads", "score_frames", "LEAD"]
+__all__ = ["Frame", "SlotHits", "compile_frame", "compile_slots", "match_frame", "read_slots", "reads", "score_frames",
+           "LEAD"]
 
 LEAD = "lead"  # the title + the description's first sentence, one unit; weighs as prose
 MAX_HITS = 2000  # matches of one slot kept per location: real issues have a handful; hostile text, thousands

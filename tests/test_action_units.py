@@ -232,3 +232,20 @@ def test_an_event_parses_its_payloads_issue_once(monkeypatch):
                                 planner=get_planner("rubric"))
     assert context is not None and result.kind == "issue", result
     assert len(parses) == 1
+
+
+def test_a_spent_model_budget_is_one_warning_and_each_model_failure_one_error(capsys):
+    """A sweep of 60 issues with a budget of 50 calls: the 10 issues after it fall back for the same reason. That
+    was 10 identical warnings (up to max-issues of them); it is one, naming the issues. Failures stay one each."""
+    from triage.action.main import model_fallbacks, report_model_fallbacks
+
+    spent = "LLMBudgetExhausted: the run's budget of 50 model calls is spent"
+    results = [IssueResult(number=n, plan=Plan(issue=n, usage={"fallback": spent})) for n in range(1, 11)]
+    results.append(IssueResult(number=11, plan=Plan(issue=11, usage={"fallback": "LLMTimeout: no whole answer"})))
+    report_model_fallbacks(model_fallbacks(results), Reporter({}, annotations=True))
+    lines = capsys.readouterr().out.splitlines()
+    warnings = [line for line in lines if line.startswith("::warning")]
+    errors = [line for line in lines if line.startswith("::error")]
+    assert len(warnings) == 1 and "10 issue(s)" in warnings[0] and "#1, #2" in warnings[0] and spent in warnings[0]
+    assert len(errors) == 2 and "#11: " in errors[0] and "LLMTimeout" in errors[0], errors
+    assert "the model failed on 1 issue(s) (#11)" in errors[1]

@@ -112,17 +112,26 @@ def model_fallbacks(results) -> list[tuple]:
     return found
 
 
+def _numbers(items) -> str:
+    return ", ".join(f"#{i.number}" for i in items[:20]) + (", ..." if len(items) > 20 else "")
+
+
 def _model_failed_line(failures) -> str:
-    shown = ", ".join(f"#{i.number}" for i in failures[:20]) + (", ..." if len(failures) > 20 else "")
-    return f"the model failed on {len(failures)} issue(s) ({shown})"
+    return f"the model failed on {len(failures)} issue(s) ({_numbers(failures)})"
 
 
 def report_model_fallbacks(fallbacks, reporter: Reporter) -> None:
-    """One annotation per issue whose model plan was not used, with the reason: an error for a failure, a
-    warning for the call budget; then one line naming every failed issue."""
+    """An error annotation per issue whose model failed, with the reason, then one line naming them all; the call
+    budget is one warning for the whole run. Once it is spent every later issue of a sweep falls back for the same
+    reason: one warning each was up to max-issues identical lines."""
     for item, reason, failure in fallbacks:
-        line = f"#{item.number}: the model's plan was not used, the rubric's plan stands: {reason}"
-        (reporter.error if failure else reporter.warning)(line)
+        if failure:
+            reporter.error(f"#{item.number}: the model's plan was not used, the rubric's plan stands: {reason}")
+    spent = [(item, reason) for item, reason, failure in fallbacks if not failure]
+    if spent:
+        items = [item for item, _ in spent]
+        reporter.warning(f"the model's budget was spent ({spent[0][1]}): the rubric planned {len(items)} issue(s) "
+                         f"without it ({_numbers(items)})")
     failures = [item for item, _, failure in fallbacks if failure]
     if failures:
         reporter.error(_model_failed_line(failures) + ": see the reasons above")

@@ -145,3 +145,21 @@ def test_the_readme_shows_the_pictures():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for picture in ("docs/images/comment.png", "docs/images/summary-sweep.png", "docs/images/summary-issue.png"):
         assert f"]({picture})" in readme
+
+
+def test_the_references_plan_example_is_what_plan_prints_today():
+    """The example in docs/reference.md#the-plan is the bundled sample issue's plan: its labels, its modules and
+    its first reasons (step 1's evidence was a stale 54.25 after the vocabulary changed)."""
+    import json
+    import subprocess
+    import sys
+
+    text = (ROOT / "docs" / "reference.md").read_text(encoding="utf-8")
+    example = re.search(r"## The plan\n.*?```json\n(.*?)```", text, re.S).group(1)
+    proc = subprocess.run([sys.executable, "-m", "triage", "plan", "examples/issues/fsdp2-dtensor-backward.json"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    plan = json.loads(proc.stdout)
+    shown = [r for r in re.findall(r'"(step \d[^"]*)"', example)]
+    assert shown and shown == plan["reasons"][:len(shown)], (shown, plan["reasons"][:len(shown)])
+    for key in ("add_labels", "modules"):
+        assert json.dumps(plan[key]) in example, key

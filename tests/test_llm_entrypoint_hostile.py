@@ -86,7 +86,7 @@ def test_a_failing_model_ends_in_the_rubrics_plan_and_a_failed_run(name, fake_gi
     run = _run(fake_github, model, tmp_path)
     assert run.returncode == 1, run.stdout + run.stderr  # the run says the model failed
     assert "RecursionError" not in run.stdout + run.stderr and "internal error" not in run.stdout
-    assert f"::error::#21: the model's plan was not used" in run.stdout and error in run.stdout
+    assert "::error::#21: the model's plan was not used" in run.stdout and error in run.stdout
     assert words in run.stdout, run.stdout
     plan = json.loads(run.outputs["plan"])
     assert plan["add_labels"] == rubric["add_labels"] and plan["outcome"] == rubric["outcome"]

@@ -6,7 +6,6 @@ give the rubric's whole plan with one clear reason naming what the provider said
 """
 from __future__ import annotations
 
-import json
 
 import pytest
 from fakellm import Fault

@@ -166,12 +166,10 @@ def test_planning_time_grows_about_linearly(bundle, seed):
 LOOKAROUND_ORIGINALS = {
     "fsdp-name": r"(?<![A-Za-z0-9])(?:FSDP\d?(?![a-z0-9])|fsdp\d?(?![A-Za-z0-9]))|FullyShardedDataParallel|\bfully_shard\b",
     "ddp-name": r"(?<![A-Za-z0-9])(?:DDP(?![a-z0-9])|ddp(?![A-Za-z0-9]))|DistributedDataParallel",
-    "dtensor-import": r"torch\.distributed\.(?:_?tensor)\b(?!\.parallel)",
-    "dtensor-frame": r"torch/distributed/_?tensor/(?!parallel)",
+    "dtensor-import": r"torch[./]distributed[./](?:_?tensor)\b(?![./]parallel)",  # the module or its source path
     "tp-abbrev": r"(?<![A-Za-z0-9])TP(?![a-z0-9])",
     "pp-abbrev": r"(?<![A-Za-z0-9])PP(?![a-z0-9])",
     "dp-name": r"(?<!Distributed)\bDataParallel\b|nn\.DataParallel|torch/nn/parallel/data_parallel\.py",
-    "dp-words": r"(?<!distributed )\bdata parallel\b(?! ?\()",
     "c10d-name": r"(?<![A-Za-z0-9])c10d(?![A-Za-z0-9])|(?<![A-Za-z0-9])C10D(?![a-z0-9])|\bProcessGroup(?:Gloo|UCC|Wrapper)?\b"
     r"|ProcessGroup(?:Gloo|UCC)?(?=[A-Z][a-z])",
     "nccl-name": r"(?<![A-Za-z0-9])(?:NCCL(?![a-z0-9])|nccl(?![A-Za-z0-9])|Nccl(?![a-z0-9]))",

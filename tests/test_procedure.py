@@ -115,6 +115,25 @@ def test_a_slowdown_judged_by_the_model_gets_the_performance_request(bundle, fak
     assert by_model.step(6).decision == Reproduction.NEEDS and by_model.step(6).by == "llm"
 
 
+@pytest.mark.parametrize("title, body, performance", [
+    ("FSDP2 training crashes with illegal memory access after upgrade",
+     "Since 2.5 my fully_shard training crashes with CUDA illegal memory access during backward.", False),
+    ("DDP: segfault in memory allocator during all_reduce", "The job dies with SIGSEGV on rank 3.", False),
+    ("FSDP2 uses much more memory than FSDP1 for the same model",
+     "Peak memory per GPU went from 30 GB to 45 GB with fully_shard.", True),
+    ("DTensor redistribute has higher memory usage than expected", "Allocations double on every redistribute.",
+     True),
+])
+def test_the_performance_request_is_for_amounts_of_time_or_memory_not_for_memory_errors(bundle, title, body,
+                                                                                          performance):
+    """A crash that names memory ("illegal memory access") is not a performance report: asking its reporter for
+    timings instead of the error output of every rank was the wrong template (seen in the step summary's picture)."""
+    plan = plan_issue(issue(title=title, body=body), bundle)
+    assert plan.step(6).decision == Reproduction.NEEDS
+    wanted = bundle.step_templates["needs_reproduction_performance" if performance else "needs_reproduction"]
+    assert plan.comment.template == wanted
+
+
 def _judge(by="test", **decisions) -> dict[int, Judgement]:
     return {step: Judgement(d if isinstance(d, str) else d[0], f"step {step} by {by}", by,
                             labels=() if isinstance(d, str) else tuple(d[1]))

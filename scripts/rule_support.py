@@ -137,7 +137,8 @@ class Report:
 
 
 def measure(queue: str, datasets: Iterable[Path]) -> Report:
-    bundle = load_bundle(queue=queue)
+    # A bundled queue by name, or a queue folder (a path: `load_bundle` reads a str as a bundled name).
+    bundle = load_bundle(queue=Path(queue) if "/" in queue or Path(queue).is_dir() else queue)
     docs = queue_documents(bundle, datasets)
     rules = rubric_rules(bundle.rubric)
     return Report(queue, len(docs), rules, support(rules, docs, bundle.rubric.high_priority.slots))

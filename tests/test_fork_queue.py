@@ -319,6 +319,8 @@ def test_the_cli_refuses_a_model_planner_for_a_queue_without_a_prompt(tmp_path):
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == 2 and len(lines) == 1 and "no prompt template" in lines[0], proc.stderr
     assert proc.stdout == ""
+    # It says how to add one, and only with what exists: the Action has no `prompt` input, the CLI no --prompt.
+    assert "prompt.md.j2 beside its templates" in lines[0] and "input" not in lines[0], lines[0]
 
 
 def test_the_hybrid_planners_reasons_use_the_queues_words():

@@ -49,8 +49,7 @@ def prompt_path(bundle: Bundle, override: str | Path | None = None) -> Path:
     beside = Path(bundle.templates.directory).parent / PROMPT_FILE
     if not beside.is_file():
         raise PromptError(f"{bundle.labels.queue_label}: the queue has no prompt template for the model planner "
-                          f"(add {PROMPT_FILE} beside its templates, `prompt:` in the configuration, or set the "
-                          f"prompt input)")
+                          f"(add {PROMPT_FILE} beside its templates, or `prompt:` in the repository configuration)")
     return beside
 
 

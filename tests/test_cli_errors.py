@@ -159,3 +159,16 @@ def test_help_names_no_path_that_does_not_exist(command):
     paths = re.findall(r"(?<![\w/.:])((?:queues|examples|triage|docs|tests|bench)/[\w./-]*)", text)
     for path in paths:
         assert (ROOT / path.rstrip(".")).exists(), f"`ptd-triage {command} --help` names {path}, which does not exist"
+
+
+@pytest.mark.parametrize("args, says", [
+    (["labels", "sync", "--repo", "a/b"], "read the repository's labels"),
+    (["labels", "sync", "--repo", "a/b", "--apply"], "read (and write) the repository's labels"),
+    (["sweep", "--repo", "a/b"], "read (and write) the repository's issues"),
+    (["replay", "--repo", "a/b"], "read the repository's issues"),
+])
+def test_a_missing_token_says_what_the_command_needs_it_for(args, says):
+    """labels sync said it needed a token for the repository's issues: it reads (and with --apply writes) labels."""
+    proc = cli(*args, env={"GITHUB_TOKEN": "", "GH_TOKEN": "", "INPUT_GITHUB-TOKEN": ""})
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1 and says in lines[0], proc.stderr

@@ -154,8 +154,9 @@ def config_sources(args: argparse.Namespace):
     return read_sources(*(Path(explicit[name] or paths[name]).resolve() for name in ("rubric", "labels", "templates")))
 
 
-def github_client(args: argparse.Namespace, *, write: bool):
-    """A client for --repo/--api-url with the token from GITHUB_TOKEN; errors name the flag or variable at fault."""
+def github_client(args: argparse.Namespace, *, write: bool, what: str = "issues"):
+    """A client for --repo/--api-url with the token from GITHUB_TOKEN; errors name the flag or variable at fault
+    (`what`: what the token must reach, said when it is missing)."""
     try:
         validate_repo(args.repo)
     except ValueError:
@@ -163,7 +164,7 @@ def github_client(args: argparse.Namespace, *, write: bool):
     token = resolve_token(None, os.environ)
     if not token:
         need = "read (and write)" if write else "read"
-        raise CliError(f"GITHUB_TOKEN is not set: this command needs a token that can {need} the repository's issues")
+        raise CliError(f"GITHUB_TOKEN is not set: this command needs a token that can {need} the repository's {what}")
     from triage.github.client import GitHubClient
 
     return GitHubClient(token, api_url(args), sleep=capped_sleep(os.environ))

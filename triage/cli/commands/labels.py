@@ -28,7 +28,7 @@ def run_sync(args: argparse.Namespace) -> int:
     from triage.config.sync import apply_sync, plan_sync, table
 
     bundle = load_config(args)
-    client = github_client(args, write=args.apply)
+    client = github_client(args, write=args.apply, what="labels")
     changes = plan_sync(bundle.labels, client.list_repo_labels(args.repo), update=args.update)
     if args.apply:
         apply_sync(client, args.repo, changes)

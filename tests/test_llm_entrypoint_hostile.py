@@ -191,6 +191,18 @@ def test_a_reply_repeating_eight_characters_of_the_key_is_refused_and_seven_are_
     assert not repeats_secret(["anything"], [])
 
 
+@pytest.mark.parametrize("prefix", ["sk-proj-", "sk-ant-api03-", "sk-", "AKIA"])
+def test_a_providers_public_key_prefix_quoted_in_a_reply_is_no_leak(prefix):
+    """Every key of a provider starts with the same letters: a reply quoting an issue's "sk-proj-..." (a reporter's
+    auth error) must not be refused as a leak, while 8 characters of what follows the prefix still are."""
+    from triage.llm.common import repeats_secret
+
+    key = prefix + KEY
+    assert not repeats_secret([f"the issue shows an {prefix}... key in its log", prefix + "XXXXXXXX"], [key])
+    assert repeats_secret(["quoted: " + KEY[:8]], [key])
+    assert repeats_secret(["quoted: " + key[len(prefix) - 2:len(prefix) + 8]], [key])
+
+
 class _StallingPlanner:
     """A planner that outlives the issue's time budget (what a model that drips its answer did before every call
     had a total deadline), then answers with the rubric's plan."""

@@ -196,14 +196,19 @@ def _unfenced(text: str) -> str:
 # A reply that repeats this many consecutive characters of a credential repeats the credential (the Action's
 # redactor masks runs of the same length: triage.action.redact.MIN_RUN).
 SECRET_RUN = 8
+# The providers' published key prefixes ("sk-proj-", "sk-ant-api03-", an AWS key id's "AKIA"): every key of a kind
+# starts with them, so they are no secret, and an issue that quotes one (a reporter's auth error, say) must not
+# make the model's answer look like a leak. Only what follows counts.
+PUBLIC_KEY_PREFIX = re.compile(r"^(?:sk-(?:proj-|svcacct-|admin-|ant-(?:api|admin)\d*-)?|AKIA|ASIA)")
 
 
 def repeats_secret(texts: Iterable[str], secrets: Iterable[str], *, run: int = SECRET_RUN) -> bool:
     """Whether any of `texts` holds `run` consecutive characters of one of `secrets`. A secret shorter than `run`
     is not a credential a model could be talked into leaking but a local server's placeholder ("none", "EMPTY",
-    "ollama"), and words like "none" are in every answer: it never counts. One pass per text."""
-    grams = {secret[i:i + run] for secret in {s.strip() for s in secrets if s} if len(secret) >= run
-             for i in range(len(secret) - run + 1)}
+    "ollama"), and words like "none" are in every answer: it never counts; nor does a provider's public key prefix
+    (PUBLIC_KEY_PREFIX). One pass per text."""
+    private = {PUBLIC_KEY_PREFIX.sub("", s.strip(), count=1) for s in secrets if s}
+    grams = {secret[i:i + run] for secret in private if len(secret) >= run for i in range(len(secret) - run + 1)}
     return bool(grams) and any(text[i:i + run] in grams for text in texts for i in range(len(text) - run + 1))
 
 

@@ -24,7 +24,7 @@ def _seconds(stamp: str) -> float:
 
 def _claim_args(fake, number: int):
     issue = fake.issue(REPO, number)
-    return issue, snapshot_from_json(issue, []), frozenset({fake.bot_login})
+    return snapshot_from_json(issue, []), frozenset({fake.bot_login})
 
 
 def test_of_two_claims_at_once_exactly_one_is_created(fake_github, github_client):
@@ -52,15 +52,15 @@ def test_of_two_claims_at_once_exactly_one_is_created(fake_github, github_client
 
 def test_the_winner_posts_without_reading_the_comments_again(fake_github, github_client):
     seed_issue(fake_github, 1, NOT_DISTRIBUTED)
-    issue, snapshot, own = _claim_args(fake_github, 1)
+    snapshot, own = _claim_args(fake_github, 1)
     before = len(fake_github.requests)
-    assert may_post(github_client, REPO, issue, snapshot, TEMPLATE, own, sleep=lambda s: None) == (True, "claimed")
+    assert may_post(github_client, REPO, snapshot, TEMPLATE, own, sleep=lambda s: None) == (True, "claimed")
     assert [(r.method, r.status) for r in fake_github.requests[before:]] == [("POST", 201)]
 
 
 def test_a_loser_waits_for_the_winners_comment_and_does_not_post(fake_github, github_client):
     seed_issue(fake_github, 1, NOT_DISTRIBUTED)
-    issue, snapshot, own = _claim_args(fake_github, 1)
+    snapshot, own = _claim_args(fake_github, 1)
     claim = fake_github.add_issue_reaction(REPO, 1, "eyes", author=fake_github.bot_login)
     slept: list[float] = []
 
@@ -69,7 +69,7 @@ def test_a_loser_waits_for_the_winners_comment_and_does_not_post(fake_github, gi
         if len(slept) == 2:
             fake_github.add_comment(REPO, 1, _body(), author=fake_github.bot_login, author_type="Bot")
 
-    post, why = may_post(github_client, REPO, issue, snapshot, TEMPLATE, own, sleep=sleep,
+    post, why = may_post(github_client, REPO, snapshot, TEMPLATE, own, sleep=sleep,
                          clock=lambda: _seconds(claim["created_at"]) + 2)
     assert not post and "posted by another run meanwhile" in why
     assert len(slept) == 2 and sum(slept) <= 2.0
@@ -79,11 +79,11 @@ def test_a_claimer_that_never_posts_is_completed_after_a_bounded_wait(fake_githu
     """A claim with no comment behind it: the claimer was killed between its claim and its post. The next run
     posts after at most CLAIM_READS reads of the comments (a re-run completes a killed run)."""
     seed_issue(fake_github, 1, NOT_DISTRIBUTED)
-    issue, snapshot, own = _claim_args(fake_github, 1)
+    snapshot, own = _claim_args(fake_github, 1)
     claim = fake_github.add_issue_reaction(REPO, 1, "eyes", author=fake_github.bot_login)
     slept: list[float] = []
     before = len(fake_github.requests)
-    post, why = may_post(github_client, REPO, issue, snapshot, TEMPLATE, own, sleep=slept.append,
+    post, why = may_post(github_client, REPO, snapshot, TEMPLATE, own, sleep=slept.append,
                          clock=lambda: _seconds(claim["created_at"]) + 1)
     assert post and "did not post it" in why
     reads = [r for r in fake_github.requests[before:] if r.method == "GET"]
@@ -92,21 +92,21 @@ def test_a_claimer_that_never_posts_is_completed_after_a_bounded_wait(fake_githu
 
 def test_an_old_claim_is_an_earlier_comments_and_the_comments_decide(fake_github, github_client):
     seed_issue(fake_github, 1, NOT_DISTRIBUTED)
-    issue, snapshot, own = _claim_args(fake_github, 1)
+    snapshot, own = _claim_args(fake_github, 1)
     claim = fake_github.add_issue_reaction(REPO, 1, "eyes", author=fake_github.bot_login)
     old = lambda: _seconds(claim["created_at"]) + 3600  # noqa: E731
     slept: list[float] = []
-    assert may_post(github_client, REPO, issue, snapshot, TEMPLATE, own, sleep=slept.append, clock=old)[0]
+    assert may_post(github_client, REPO, snapshot, TEMPLATE, own, sleep=slept.append, clock=old)[0]
     assert slept == []  # no waiting on a claim an hour old
     fake_github.add_comment(REPO, 1, _body(), author=fake_github.bot_login, author_type="Bot")
-    assert not may_post(github_client, REPO, issue, snapshot, TEMPLATE, own, sleep=slept.append, clock=old)[0]
+    assert not may_post(github_client, REPO, snapshot, TEMPLATE, own, sleep=slept.append, clock=old)[0]
 
 
 def test_a_marker_pasted_by_a_person_does_not_count_as_the_winners_comment(fake_github, github_client):
     seed_issue(fake_github, 1, NOT_DISTRIBUTED)
-    issue, snapshot, own = _claim_args(fake_github, 1)
+    snapshot, own = _claim_args(fake_github, 1)
     claim = fake_github.add_issue_reaction(REPO, 1, "eyes", author=fake_github.bot_login)
     fake_github.add_comment(REPO, 1, _body(), author="someone")
-    post, _ = may_post(github_client, REPO, issue, snapshot, TEMPLATE, own, sleep=lambda s: None,
+    post, _ = may_post(github_client, REPO, snapshot, TEMPLATE, own, sleep=lambda s: None,
                        clock=lambda: _seconds(claim["created_at"]) + 1)
     assert post

@@ -36,7 +36,7 @@ CLAIM_READS = 1 + len(POLL_AT)
 CLAIM_REQUESTS = 1 + CLAIM_READS  # at most: the reaction (a write) and the reads of the comments
 
 
-def may_post(client: GitHubPort, repo: str, issue: dict, snapshot: IssueSnapshot, template: str,
+def may_post(client: GitHubPort, repo: str, snapshot: IssueSnapshot, template: str,
              own_logins: frozenset[str] | None, *, clock: Callable[[], float] = time.time,
              sleep: Callable[[float], None] = time.sleep, wait: float = CLAIM_WAIT_SECONDS) -> tuple[bool, str]:
     """(post?, why) for `template` on the issue: claims it, and when another run holds a fresh claim, waits for

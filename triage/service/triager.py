@@ -147,7 +147,7 @@ class Triager:
         if plan.comment is not None and not self.dry_run:
             # Two runs at once (a sweep beside an event run, or a workflow without the per-issue group): only the
             # run that wins the claim posts; a loser waits for the winner's comment (triage.service.claim).
-            post, why = may_post(self.client, self.repo, issue, snapshot, plan.comment.template, self.own_logins,
+            post, why = may_post(self.client, self.repo, snapshot, plan.comment.template, self.own_logins,
                                  clock=self.clock, wait=self.claim_wait)
             if not post:  # not planned again (a planner can be slow or paid): the comment is dropped
                 plan = plan.with_(comment=None, reasons=plan.reasons + (why,))

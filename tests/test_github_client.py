@@ -445,7 +445,8 @@ def test_an_issues_writes_are_refused_together_when_pacing_could_not_send_them_a
     sent = len(stand_in.requests)
     with client.deadline(30):
         client.room_for(2, 2)  # two more fit in this minute
-        with pytest.raises(BudgetExhausted, match="3 writes in 4 requests would wait 60s"):
+        refused = r"^GitHub API POST \(the issue.s writes\) not sent: 3 writes in 4 requests would wait 60s"
+        with pytest.raises(BudgetExhausted, match=refused):
             client.room_for(4, 3)
     client.room_for(4, 3)  # without a deadline, a minute's wait is within max_wait: the writes will just wait
     assert len(stand_in.requests) == sent and stand_in.vclock.slept == []

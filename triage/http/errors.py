@@ -101,6 +101,9 @@ class BudgetExhausted(HTTPError):
     """Our own limit ran out before the call could finish: the deadline, the rate-limit reserve, or the pacing of
     writes. Nothing more was sent; the work is left for the next run."""
 
+    def __str__(self) -> str:  # no request went out, so nothing "failed": say it was not sent, and why
+        return f"{self.service} {self.method} {self.path} not sent: {self.message}"
+
 
 _BY_KIND: dict[ErrorKind, type[HTTPError]] = {
     ErrorKind.RATE_LIMITED: RateLimited,

@@ -227,3 +227,20 @@ def test_a_storage_queue_says_its_own_words():
     result = IssueResult(number=3, plan=Plan(issue=3, outcome="not_distributed"), words=words)
     why = attention(result)
     assert why.startswith("not storage: not in the queue") and "distributed" not in why
+
+
+@pytest.mark.parametrize("kinds, expected", [
+    (("review_no_sub_oncall",), "no sub-oncall found: choose one"),
+    (("review_no_module",), "no module label: add one"),
+    (("review_no_sub_oncall", "review_no_module"), "no sub-oncall found: choose one; no module label: add one"),
+])
+def test_why_a_person_is_needed_comes_from_the_policys_records(kinds, expected):
+    """The reason reads the policy's drop records (their kind), not the words they render to."""
+    from triage.action.summary import attention
+    from triage.core.drops import Drop, DropKind
+    from triage.core.plan import Plan
+    from triage.service.triager import IssueResult
+
+    plan = Plan(issue=4, outcome="needs_review", add_labels=("triage review",),
+                drops=tuple(Drop(DropKind(kind)) for kind in kinds))
+    assert attention(IssueResult(number=4, plan=plan)) == expected

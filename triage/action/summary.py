@@ -16,7 +16,7 @@ when everything does not fit, sections are filled in the order above and each on
 left out and where the whole summary is (a file beside the run, `summary-file`).
 
 May import: the standard library, `triage.action.report` (escaping), `triage.action.limits`,
-`triage.service.summary` (the counts).
+`triage.core.drops`, `triage.core.vocab`, `triage.service.summary` (the counts).
 """
 from __future__ import annotations
 
@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 
 from triage.action.limits import SUMMARY_CAP, nbytes
 from triage.action.report import md_escape, safe_text
+from triage.core.drops import DropKind
+from triage.core.vocab import Confidence, Outcome
 from triage.service.summary import Counts, count_gap, sweep_counts
 
 TITLE_CHARS = 70  # a title beyond this is cut at a word boundary, with an ellipsis
@@ -92,18 +94,19 @@ def attention(result) -> str | None:
     words = result.words
     reasons = []
     step5 = plan.step(5)
-    if plan.outcome == "high_priority":
+    if plan.outcome == Outcome.HIGH_PRIORITY:
         reasons.append(_high_priority(step5.reason if step5 is not None else ""))
-    if plan.outcome == "not_distributed":
+    if plan.outcome == Outcome.NOT_DISTRIBUTED:
         not_in_queue = words.not_in_queue if words else "not in this queue"
         reasons.append(f"{not_in_queue}: not in the queue, move it to the right one")
     step3 = plan.step(3)
-    if step3 is not None and step3.decision == "low":
+    module_unclear = step3 is not None and step3.decision == Confidence.LOW
+    if module_unclear:
         reasons.append("module unclear: add the module label")
-    texts = " ".join(plan.explained)
-    if "no sub-oncall for the issue" in texts:
+    # The policy's records, not their wording (triage.core.drops).
+    if plan.dropped(DropKind.REVIEW_NO_SUB_ONCALL):
         reasons.append("no sub-oncall found: choose one")
-    if "a classification with no module label" in texts and not any(r.startswith("module") for r in reasons):
+    if plan.dropped(DropKind.REVIEW_NO_MODULE) and not module_unclear:
         reasons.append("no module label: add one")
     if not reasons:
         reasons.append("to review: " + cut(plan.explained[-1] if plan.explained else plan.outcome, REASON_CHARS))

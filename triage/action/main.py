@@ -17,8 +17,8 @@ from triage.action.app import run_event
 from triage.action.context import Result, model_note
 from triage.action.planmode import plans_path, run_apply, run_plan
 from triage.action.limits import OUTPUT_CAP, SUMMARY_CAP, nbytes
-from triage.action.report import (Reporter, capped_document, capped_list, error_outputs, ignored_outputs,
-                                  issue_outputs, plan_dict, sweep_outputs)
+from triage.action.report import (Reporter, capped_document, error_outputs, ignored_outputs, issue_outputs,
+                                  plan_dict, sweep_outputs)
 from triage.action.summary import summary_markdown
 from triage.service.summary import count_gap, line_for
 from triage.action.settings import ActionError, read_payload, settings_from_environ
@@ -64,9 +64,8 @@ def report_result(result: Result, reporter: Reporter, title: str, *, rest_in: st
 def set_sweep_outputs(sweep, reporter: Reporter, rest_in: str = "") -> None:
     """The sweep's outputs; a `plan` list too large for GitHub's limit holds the first plans, and every plan is
     written to `plan-file` (a warning says how many were left out and where they are)."""
-    outputs = sweep_outputs(sweep)
     plans = [plan_dict(r) for r in sweep.results]
-    _, kept = capped_list(plans)
+    outputs, kept = sweep_outputs(sweep, plans)
     if kept < len(plans):
         import json
 

@@ -166,19 +166,21 @@ def issue_outputs(result) -> dict[str, str]:
     }
 
 
-def sweep_outputs(sweep) -> dict[str, str]:
-    """A sweep has many plans: `plan` is their list, `labels-added` the union of the labels written."""
+def sweep_outputs(sweep, plans: list[dict]) -> tuple[dict[str, str], int]:
+    """A sweep has many plans: `plan` is their list (`plans`, each result's `plan_dict`), cut to GitHub's limit;
+    `labels-added` the union of the labels written. (The outputs, how many plans `plan` holds.)"""
     results = sweep.results
     added = sorted({label for r in results for label in r.labels_written})
     modules = sorted({m for r in results if r.plan for m in r.plan.modules})
+    listed, kept = capped_list(plans)
     return {
         "outcome": "swept",
         "labels-added": json.dumps(added),
         "sub-oncall": "",
         "modules": json.dumps(modules),
-        "plan": capped_list([plan_dict(r) for r in results])[0],
+        "plan": listed,
         **{k: str(v) for k, v in _counts(results).items()}, "left": str(sweep.left),
-    }
+    }, kept
 
 
 def capped_list(items: list, cap: int = OUTPUT_CAP) -> tuple[str, int]:

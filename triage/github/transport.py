@@ -152,19 +152,26 @@ class GitHubTransport:
         deadline or `max_wait`. An issue is then written whole or not at all: a sweep that runs out stops
         cleanly before an issue, never between its comment and its labels (a failed issue, a red run)."""
         now = self._clock()
-        rate = self.rate
-        reserve = max(self.min_remaining, self.scoped_reserve)
-        waits = [self.pacer.wait_for(writes, now)] if writes else []
-        if rate is not None and now < rate.reset and rate.remaining - requests < reserve:
-            waits.append(rate.reset - now + 1.0)
-        wait = max(waits, default=0.0)
-        if wait <= 0:
-            return
-        if wait > self.max_wait or (self.deadline_at is not None and now + wait > self.deadline_at):
+        wait = max(self.pacer.wait_for(writes, now) if writes else 0.0, self._reserve_wait(self.rate, requests, now))
+        if wait > 0 and not self._may_wait(wait, now):
             raise self._error(BudgetExhausted, None, "POST", "(the issue's writes)",
                               f"{writes} writes in {requests} requests would wait {wait:.0f}s (write pacing "
-                              f"{self.pacer.per_minute}/min, {self.pacer.per_hour}/h; reserve {reserve}), past "
-                              "the deadline; nothing sent")
+                              f"{self.pacer.per_minute}/min, {self.pacer.per_hour}/h; reserve {self._reserve()}), "
+                              "past the deadline; nothing sent")
+
+    def _reserve(self) -> int:
+        return max(self.min_remaining, self.scoped_reserve)
+
+    def _reserve_wait(self, rate: RateInfo | None, requests: int, now: float) -> float:
+        """Seconds until `requests` more calls leave the reserve untouched: 0 when they do now (or the window has
+        reset since GitHub's last answer), else until the window resets (a whole-second timestamp)."""
+        if rate is None or rate.remaining - requests >= self._reserve() or now >= rate.reset:
+            return 0.0
+        return rate.reset - now + 1.0
+
+    def _may_wait(self, wait: float, now: float) -> bool:
+        """Whether a wait of `wait` seconds is one to take: within `max_wait` and not past the deadline."""
+        return wait <= self.max_wait and (self.deadline_at is None or now + wait <= self.deadline_at)
 
     def stats(self) -> dict[str, Any]:
         """What this client spent: requests by kind, the last known budget, seconds waited for write pacing."""
@@ -201,20 +208,16 @@ class GitHubTransport:
         """Before sending: when the budget is down to the reserve, wait for the window to reset if that is soon
         (and within the deadline), else refuse with nothing sent."""
         rate = self.rates.get("search" if kind == "search" else "core")
-        reserve = max(self.min_remaining, self.scoped_reserve)
-        if rate is None or rate.remaining > reserve:
-            return
         now = self._clock()
-        if now >= rate.reset:
-            return  # the window has reset since; the next answer tells the new budget
-        wait = rate.reset - now + 1.0  # reset is a whole-second timestamp
-        fits_deadline = self.deadline_at is None or now + wait <= self.deadline_at
-        if wait <= self.max_wait and fits_deadline:
+        wait = self._reserve_wait(rate, 1, now)
+        if wait <= 0:
+            return
+        if self._may_wait(wait, now):
             self._sleep(wait)
             return
         raise self._error(BudgetExhausted, None, method, path,
                           f"rate-limit reserve reached: {rate.remaining} of {rate.limit} {rate.resource} requests "
-                          f"left (reserve {reserve}), window resets in {wait:.0f}s; nothing sent")
+                          f"left (reserve {self._reserve()}), window resets in {wait:.0f}s; nothing sent")
 
     def _send(self, method: str, target: str, params, body, path: str, kind: str) -> requests.Response:
         """One HTTP exchange (the retry loop's `send`)."""

@@ -38,15 +38,7 @@ class WritePacer:
 
     def wait_needed(self, now: float) -> float:
         """Seconds until one more write fits under both caps (0 when it fits now)."""
-        self._forget_old(now)
-        wait = 0.0
-        sent = list(self._sent)
-        for cap, window in ((self.per_minute, MINUTE), (self.per_hour, HOUR)):
-            recent = [t for t in sent if t > now - window]
-            if len(recent) >= cap:
-                # the write that must leave the window before one more fits: the (len - cap + 1)-th oldest
-                wait = max(wait, recent[len(recent) - cap] + window - now)
-        return wait
+        return self.wait_for(1, now)
 
     def wait_for(self, count: int, now: float) -> float:
         """Seconds until `count` more writes, sent one after another, have all fit under both caps (0: now).
@@ -57,7 +49,8 @@ class WritePacer:
         wait = 0.0
         for cap, window in ((self.per_minute, MINUTE), (self.per_hour, HOUR)):
             recent = [t for t in sent if t > now - window]
-            over = len(recent) + count - cap  # how many of the recent writes must leave the window first
+            # How many of the recent writes must leave the window first (one write: the (len - cap + 1)-th oldest).
+            over = len(recent) + count - cap
             if over > len(recent):
                 wait = max(wait, window * ((over - len(recent) + cap - 1) // cap) + (window if recent else 0.0))
             elif over > 0:

@@ -4,8 +4,8 @@ JSON, `triage.evaluation.report` and `.render`), and the `--min-*` gates.
 Exit status of a report: 0 whatever the figures (measuring is not judging), 1 when a `--min-*` minimum is set and
 not met. Bad input never gets here: it is raised and the one error handler (`common.run_command`) says it.
 
-May import: the standard library, `triage.config.words`, `triage.core.snapshot` (InputError), `triage.evaluation`,
-`triage.llm.pricing`.
+May import: the standard library, `triage.cli.common` (CliError), `triage.config.words`, `triage.core.snapshot`
+(InputError), `triage.evaluation`, `triage.llm.pricing`.
 """
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ import math
 import sys
 from typing import Any, TextIO
 
+from triage.cli.common import CliError
 from triage.config.words import queue_words
 from triage.core.snapshot import InputError
-from triage.evaluation.answer_key import KeyEntry, read_key
+from triage.evaluation.answer_key import AnswerKeyError, KeyEntry, join_key, read_key
 from triage.evaluation.cases import Case
 from triage.evaluation.render import render_report
 from triage.evaluation.report import measure
@@ -55,6 +56,17 @@ def key_from_args(args: argparse.Namespace) -> dict[str, KeyEntry] | None:
         raise InputError("--thresholds needs --key: the thresholds are scored against the key's high-priority "
                          "answers")
     return read_key(args.key) if args.key else None
+
+
+def check_key_joins(items, key: dict[str, KeyEntry] | None, args: argparse.Namespace, source: str) -> None:
+    """The key answers for these issues (`join_key`), else one line naming the key and the issues' source: a key for
+    another dataset or repository fails before anything is printed."""
+    if key is None:
+        return
+    try:
+        join_key(items, key)
+    except AnswerKeyError as exc:
+        raise CliError(f"{args.key}: {exc} ({source})") from None
 
 
 def report(cases: list[Case], bundle, args: argparse.Namespace, *, source: str, extra: dict[str, Any] | None = None,

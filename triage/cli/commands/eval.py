@@ -14,8 +14,7 @@ import argparse
 
 from triage.cli.common import (CliError, add_config_options, add_planner_options, check_model_prompt, load_config,
                                planner_from_args, run_command)
-from triage.cli.measuring import add_report_arguments, key_from_args, model_figures, report
-from triage.evaluation.answer_key import AnswerKeyError, join_key
+from triage.cli.measuring import add_report_arguments, check_key_joins, key_from_args, model_figures, report
 from triage.evaluation.cases import plan_rows
 from triage.evaluation.dataset import check_routes, read_dataset
 from triage.evaluation.gold import gold_routes
@@ -42,11 +41,7 @@ def run(args: argparse.Namespace) -> int:
     rows = read_dataset(args.dataset)
     check_routes(rows, gold_routes(bundle), args.dataset)
     key = key_from_args(args)
-    if key is not None:
-        try:  # joined before planning, so that a key for another dataset fails at once, with nothing printed
-            join_key(rows, key)
-        except AnswerKeyError as exc:
-            raise CliError(f"{args.key}: {exc} ({args.dataset})") from None
+    check_key_joins(rows, key, args, args.dataset)  # before planning: a key for another dataset costs nothing
     if args.record and args.replay:
         raise CliError("--record and --replay cannot be used together")
     planner = planner_from_args(args, record=args.record, replay=args.replay)

@@ -12,8 +12,7 @@ import argparse
 import sys
 
 from triage.cli.common import CliError, add_config_options, add_github_options, github_client, load_config, run_command
-from triage.cli.measuring import add_report_arguments, key_from_args, report
-from triage.evaluation.answer_key import AnswerKeyError, join_key
+from triage.cli.measuring import add_report_arguments, check_key_joins, key_from_args, report
 from triage.evaluation.cases import plan_rows
 from triage.evaluation.dataset import write_dataset
 from triage.evaluation.replay import replay_repo
@@ -66,9 +65,5 @@ def run(args: argparse.Namespace) -> int:
     if not rows:
         print(f"ptd-triage replay: no issue of {args.repo} to measure", file=sys.stderr)
     cases = plan_rows(rows, bundle)
-    if key is not None:
-        try:
-            join_key(cases, key)
-        except AnswerKeyError as exc:
-            raise CliError(f"{args.key}: {exc} ({args.repo})") from None
+    check_key_joins(cases, key, args, args.repo)
     return report(cases, bundle, args, source=args.repo, extra={"replay": summary}, key=key)

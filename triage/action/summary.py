@@ -26,8 +26,6 @@ from dataclasses import dataclass, field
 
 from triage.action.limits import SUMMARY_CAP, nbytes
 from triage.action.report import md_escape, safe_text
-from triage.core.drops import DropKind
-from triage.core.vocab import Confidence, Outcome
 from triage.service.summary import Counts, count_gap, sweep_counts
 
 TITLE_CHARS = 70  # a title beyond this is cut at a word boundary, with an ellipsis
@@ -90,6 +88,11 @@ def attention(result) -> str | None:
         return f"the triage failed: {cut(result.error, REASON_CHARS)}; a re-run completes it"
     if not result.needs_person:
         return None
+    # Here, not at the top: the vocabulary imports the labels' schema (jsonschema), which an ignored event, whose
+    # run writes no summary, must not pay for (tests/test_entrypoint_inputs.py).
+    from triage.core.drops import DropKind
+    from triage.core.vocab import Confidence, Outcome
+
     plan = result.plan
     words = result.words
     reasons = []

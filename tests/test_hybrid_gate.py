@@ -100,3 +100,26 @@ def test_an_unknown_gate_key_is_a_validation_error(tmp_path):
     with pytest.raises(ConfigError) as info:
         load_bundle(path)
     assert "band" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_trap_is_asked_about_only_while_the_queue_evidence_does_not_outweigh_it():
+    b = bundle()
+    settings = HybridSettings.from_rubric(b.rubric)
+    assert settings.trap_outweighed == 3
+
+    def step1_asked(title: str, body: str) -> bool:
+        issue = snap(title, body)
+        take, _ = uncertain_steps(issue, b, plan_issue(issue, b), settings)
+        return 1 in take
+
+    # The compiler named in the title is a trap (3); one collective in the prose is all the distributed evidence.
+    assert step1_asked("dynamo error on my model", "It calls all_reduce somewhere in the loop.")
+    # The same trap under two distributed APIs named in the title and the script: evidence, not a doubt.
+    heavy = ("[FSDP][DTensor] dynamo error when compiling fully_shard",
+             "fully_shard with DTensor parameters fails under compile.\n" + fenced(
+                 "from torch.distributed.fsdp import fully_shard\nfully_shard(model)\nmodel = torch.compile(model)"))
+    assert not step1_asked(*heavy)
+    # With no ceiling (0) the same issue is asked, as before.
+    issue = snap(*heavy)
+    take, _ = uncertain_steps(issue, b, plan_issue(issue, b), dataclasses.replace(settings, trap_outweighed=0))
+    assert 1 in take

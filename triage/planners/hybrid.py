@@ -2,7 +2,8 @@
 
 "Not sure" is data, in the rubric's optional `hybrid:` section (defaults below when it is absent):
 - `trap_mixed`: a not-distributed trap matched while distributed evidence is above `trap_max_distributed`
-  (step 1 is then the model's);
+  and below `trap_outweighed` times the trap's score (step 1 is then the model's; evidence that outweighs
+  the trap that many times over is an answer, not a doubt: "[FSDP][DTensor] dynamo error" is not a question);
 - `route_margin`: the chosen route's score beats the next route by less than this (steps 2 and 3);
 - `module_confidence`: step 3 ended with one of these confidences (default: low) (step 3);
 - `on_request`: step 4 found a request type (steps 4 and 6: the procedure's judgement of feature vs
@@ -38,6 +39,8 @@ from triage.planners.llm import ModelConsultant, build_client, consult
 class HybridSettings:
     trap_mixed: bool = True
     trap_max_distributed: float = 0.0
+    # Distributed evidence this many times the trap's score outweighs it: the rubric is sure (0: never).
+    trap_outweighed: float = 0.0
     route_margin: float = 3.0
     module_confidence: tuple[str, ...] = ("low",)
     # Step 4: the request decisions the model re-checks. "feature" (wholly new, or an improvement of what
@@ -54,6 +57,7 @@ class HybridSettings:
         return cls(
             trap_mixed=bool(raw.get("trap_mixed", base.trap_mixed)),
             trap_max_distributed=float(raw.get("trap_max_distributed", base.trap_max_distributed)),
+            trap_outweighed=float(raw.get("trap_outweighed", base.trap_outweighed)),
             route_margin=float(raw.get("route_margin", base.route_margin)),
             module_confidence=tuple(raw.get("module_confidence", base.module_confidence)),
             on_request=_decisions(raw.get("on_request", base.on_request)),
@@ -82,8 +86,9 @@ def uncertain_steps(snapshot: IssueSnapshot, bundle: Bundle, plan: Plan, setting
     take: set[int] = set()
     why: list[str] = []
     if settings.trap_mixed:
-        trapped, _, _ = steps.passes(rubric.not_distributed, analysis, rubric)
-        if trapped and analysis.distributed_score > settings.trap_max_distributed:
+        trapped, trap, _ = steps.passes(rubric.not_distributed, analysis, rubric)
+        outweighed = settings.trap_outweighed > 0 and analysis.distributed_score >= settings.trap_outweighed * trap
+        if trapped and analysis.distributed_score > settings.trap_max_distributed and not outweighed:
             take.add(1)
             words = queue_words(rubric.words, labels.queue_label)  # a storage queue's reasons never say "distributed"
             why.append(f"a '{words.not_in_queue}' trap matched but {words.queue} evidence is "

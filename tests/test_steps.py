@@ -219,6 +219,18 @@ def test_step3_multiple_modules_fsdp2_with_dtensor_error():
     assert {"module: fsdp", "module: dtensor"} <= set(plan.add_labels)
 
 
+def test_step3_a_module_tagged_in_the_title_is_chosen_whatever_its_share():
+    # FSDP dominates the body (the script, the API, the words); DTensor is only the reporter's own title tag.
+    body = ("fully_shard with reshard_after_forward fails in FSDP's backward under FSDP2.\n" +
+            fenced("from torch.distributed.fsdp import fully_shard\nfully_shard(model, reshard_after_forward=2)\n"
+                   "fully_shard(model.layers[0])\nout = model(x)"))
+    tagged = plan_for("[DTensor][FSDP] error in backward with reshard_after_forward", body)
+    assert set(tagged.modules) == {"module: fsdp", "module: dtensor"}
+    # Named only in passing in the body, the same module is kept out by its small share.
+    untagged = plan_for("[FSDP] error in backward with reshard_after_forward", body + "\nThe params are DTensors.")
+    assert untagged.modules == ("module: fsdp",)
+
+
 def test_step3_keeps_pt2_and_adds_modules_alongside():
     plan = plan_for("torch.compile of an FSDP2 model fails in dynamo",
                     fenced("from torch.distributed.fsdp import fully_shard\nfully_shard(model)\nmodel = torch.compile(model)"),

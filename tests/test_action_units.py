@@ -249,3 +249,21 @@ def test_a_spent_model_budget_is_one_warning_and_each_model_failure_one_error(ca
     assert len(warnings) == 1 and "10 issue(s)" in warnings[0] and "#1, #2" in warnings[0] and spent in warnings[0]
     assert len(errors) == 2 and "#11: " in errors[0] and "LLMTimeout" in errors[0], errors
     assert "the model failed on 1 issue(s) (#11)" in errors[1]
+
+
+def test_a_sweeps_outputs_count_what_its_summary_counts_and_a_failed_search_is_no_failed_issue():
+    from triage.action.report import sweep_outputs
+    from triage.service.results import SweepResult
+    from triage.service.summary import sweep_counts
+
+    plan = Plan(issue=7, outcome="classified", add_labels=("module: fsdp",))
+    sweep = SweepResult(query="q", found=3, left=1, results=[
+        IssueResult(number=7, plan=plan, applied=Applied(labels=("module: fsdp",))),
+        IssueResult(number=8, error="HTTP 502 from GitHub"),
+        IssueResult(number=None, error="search failed: HTTP 500", fatal=True),
+    ])
+    outputs, _ = sweep_outputs(sweep, [])
+    counts = sweep_counts(sweep)
+    assert (outputs["triaged"], outputs["failed"], outputs["left"]) == ("1", "1", "1")
+    assert [outputs[k] for k in ("triaged", "flagged", "failed", "left")] == [
+        str(counts.triaged), str(counts.flagged), str(counts.failed), str(counts.left)]

@@ -20,6 +20,7 @@ from typing import Any, Mapping
 
 from triage.action.limits import OUTPUT_CAP, SUMMARY_CAP, nbytes
 from triage.action.redact import Redactor, redactor_from_environ
+from triage.service.summary import sweep_counts
 from triage.action.workflow_commands import issue_command, prepare_key_value_message
 
 OUTPUT_NAMES = ("outcome", "labels-added", "sub-oncall", "modules", "plan", "triaged", "flagged", "failed", "left")
@@ -170,6 +171,7 @@ def sweep_outputs(sweep, plans: list[dict]) -> tuple[dict[str, str], int]:
     """A sweep has many plans: `plan` is their list (`plans`, each result's `plan_dict`), cut to GitHub's limit;
     `labels-added` the union of the labels written. (The outputs, how many plans `plan` holds.)"""
     results = sweep.results
+    counts = sweep_counts(sweep)
     added = sorted({label for r in results for label in r.labels_written})
     modules = sorted({m for r in results if r.plan for m in r.plan.modules})
     listed, kept = capped_list(plans)
@@ -179,7 +181,10 @@ def sweep_outputs(sweep, plans: list[dict]) -> tuple[dict[str, str], int]:
         "sub-oncall": "",
         "modules": json.dumps(modules),
         "plan": listed,
-        **{k: str(v) for k, v in _counts(results).items()}, "left": str(sweep.left),
+        # The step summary's counts, the same numbers: `failed` counts issues, so a failed search is not one (it
+        # fails the run by itself, with its own line).
+        "triaged": str(counts.triaged), "flagged": str(counts.flagged), "failed": str(counts.failed),
+        "left": str(counts.left),
     }, kept
 
 

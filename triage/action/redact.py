@@ -9,8 +9,8 @@ escape text into (JSON strings, markdown, workflow-command data), so a key cut i
 not get through either; plus anything shaped like a token (`triage.http.errors`' shapes). A secret shorter than
 `MIN_RUN` is removed where it occurs whole (but not under 4 characters: that would blank ordinary words).
 
-Why runs of 8: a model can be made to print its key in slices ("the first half is ..."); 8 characters of a random
-key are unguessable enough to matter and are vanishingly unlikely to occur by chance in ordinary text.
+Why runs of 8: `triage.http.errors.SECRET_RUN`, the one length the model clients also use to reject a reply that
+echoes its key.
 
 Imports: the standard library and `triage.http.errors` (the token shapes) only: the Action's cold path uses it.
 """
@@ -20,7 +20,9 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 
-MIN_RUN = 8
+from triage.http.errors import SECRET_RUN, secret_runs
+
+MIN_RUN = SECRET_RUN
 MASK = "***"
 SECRET_VARIABLES = ("INPUT_LLM_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "AWS_SECRET_ACCESS_KEY",
                     "AWS_SESSION_TOKEN", "INPUT_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN")
@@ -47,7 +49,7 @@ class Redactor:
         for secret in {s.strip() for s in secrets if s and s.strip()}:
             for form in _forms(secret):
                 if len(form) >= MIN_RUN:
-                    self._grams.update(form[i:i + MIN_RUN] for i in range(len(form) - MIN_RUN + 1))
+                    self._grams.update(secret_runs(form, MIN_RUN))
                 elif len(form) >= 4:
                     self._whole.add(form)
         self._first = {g[0] for g in self._grams}

@@ -24,6 +24,16 @@ _TOKEN_SHAPES = re.compile(
 )
 MAX_MESSAGE = 500
 
+# How many consecutive characters of a secret count as the secret: a model can be talked into printing its key in
+# slices, and 8 characters of a random key are unguessable enough to matter yet vanishingly unlikely to occur by
+# chance in ordinary text. The Action's scrubber masks such runs; the model clients reject a reply that holds one.
+SECRET_RUN = 8
+
+
+def secret_runs(secret: str, run: int = SECRET_RUN) -> set[str]:
+    """Every `run`-character slice of `secret` (none when it is shorter)."""
+    return {secret[i:i + run] for i in range(len(secret) - run + 1)}
+
 
 def scrub(text: str, secrets: Iterable[str] = ()) -> str:
     """`text` on one line, with every secret (of 4+ characters) and every token-shaped string replaced by `***`,

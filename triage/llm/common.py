@@ -1,6 +1,6 @@
 """What every provider protocol shares: the `Request` to send, the `Reply` read back, and pure helpers for
-headers, Retry-After, JSON bodies and the status -> error mapping. Imports: the standard library and
-`triage.llm.errors` only (no HTTP library: the caller does the I/O).
+headers, Retry-After, JSON bodies and the status -> error mapping. Imports: the standard library,
+`triage.llm.errors` and `triage.http.errors` (the secret run length) only (no HTTP library: the caller does the I/O).
 """
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import Any, Union
+
+from triage.http.errors import SECRET_RUN, secret_runs
 
 from .errors import (LLMAuthError, LLMBadRequest, LLMContextExceeded, LLMError, LLMInvalidReply, LLMOversized,
                      LLMRateLimited, LLMTransient)
@@ -193,9 +195,8 @@ def _unfenced(text: str) -> str:
     return inner.strip()
 
 
-# A reply that repeats this many consecutive characters of a credential repeats the credential (the Action's
-# redactor masks runs of the same length: triage.action.redact.MIN_RUN).
-SECRET_RUN = 8
+# A reply that repeats SECRET_RUN consecutive characters of a credential repeats the credential (the Action's
+# redactor masks runs of the same length).
 # The providers' published key prefixes ("sk-proj-", "sk-ant-api03-", an AWS key id's "AKIA"): every key of a kind
 # starts with them, so they are no secret, and an issue that quotes one (a reporter's auth error, say) must not
 # make the model's answer look like a leak. Only what follows counts.
@@ -208,7 +209,7 @@ def repeats_secret(texts: Iterable[str], secrets: Iterable[str], *, run: int = S
     "ollama"), and words like "none" are in every answer: it never counts; nor does a provider's public key prefix
     (PUBLIC_KEY_PREFIX). One pass per text."""
     private = {PUBLIC_KEY_PREFIX.sub("", s.strip(), count=1) for s in secrets if s}
-    grams = {secret[i:i + run] for secret in private if len(secret) >= run for i in range(len(secret) - run + 1)}
+    grams = set().union(*(secret_runs(secret, run) for secret in private))
     return bool(grams) and any(text[i:i + run] in grams for text in texts for i in range(len(text) - run + 1))
 
 

@@ -161,7 +161,8 @@ def test_each_case_of_the_property_is_reached(case, number, high_priority, monke
 
 
 def test_the_rule_itself():
-    flag = StepResult(5, "flag", ("triage review",), reason="step 5: possibly high priority — crash", score=4.0)
+    flag = StepResult(5, "flag", ("triage review",), reason="step 5: possibly high priority — crash", score=4.0,
+                      criteria=("crash",))
     none = StepResult(5, "no_flag", reason="step 5: no high-priority criterion met", score=0.0)
     kw = dict(review="triage review", dismissed=False, by="hybrid", said="r")
     for reason in REMOVAL_REASONS:
@@ -170,6 +171,11 @@ def test_the_rule_itself():
         assert reason == "none" or REMOVAL_REASON_TEXT[reason] in got.reason
     added = hybrid_step5(none, {"decision": "flag", "criteria": ["crash"], "removal_reason": "none"}, **kw)
     assert added.decision == "flag" and added.labels == ("triage review",) and "crash" in added.reason
+    assert added.criteria == ("crash",)
+    agreed = hybrid_step5(flag, {"decision": "flag", "criteria": ["crash", "regression"]}, **kw)
+    assert agreed.criteria == ("crash", "regression")
+    stands = hybrid_step5(flag, {"decision": "no_flag", "criteria": [], "removal_reason": "none"}, **kw)
+    assert stands.criteria == ("crash",)
     dismissed = hybrid_step5(none, {"decision": "flag", "criteria": ["crash"]}, **dict(kw, dismissed=True))
     assert dismissed.decision == "no_flag" and not dismissed.labels
     assert hybrid_step5(none, {"decision": "no_flag"}, **kw) is none

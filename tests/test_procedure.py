@@ -73,7 +73,8 @@ def agreeing_answer(plan, bundle) -> dict:
         "modules": part(said(3, "not_applicable"),
                         labels=list(modules.labels) if modules and said(3, "low") != "low" else []),
         "type": part(said(4, "none"), performance=bool(types and bundle.labels.performance in types.labels)),
-        "high_priority": part(said(5, "no_flag"), criteria=[], removal_reason="none"),
+        "high_priority": part(said(5, "no_flag"), criteria=list(s[5].criteria) if 5 in s else [],
+                              removal_reason="none"),
         "reproduction": part(Reproduction.NEEDS if said(6, "") == Reproduction.NEEDS else Reproduction.HAS),
     }
 
@@ -83,7 +84,7 @@ def what_is_written(plan) -> dict:
     out = plan.to_dict()
     for key in ("reasons", "planner", "elapsed_ms", "usage"):
         out.pop(key, None)
-    out["steps"] = [(s["step"], s["decision"], s["labels"]) for s in out["steps"]]
+    out["steps"] = [(s["step"], s["decision"], s["labels"], s.get("criteria", [])) for s in out["steps"]]
     return out
 
 

@@ -244,3 +244,25 @@ def test_why_a_person_is_needed_comes_from_the_policys_records(kinds, expected):
     plan = Plan(issue=4, outcome="needs_review", add_labels=("triage review",),
                 drops=tuple(Drop(DropKind(kind)) for kind in kinds))
     assert attention(IssueResult(number=4, plan=plan)) == expected
+
+
+def test_a_flag_names_its_criteria_from_the_step_not_from_the_wording_of_its_reason():
+    from triage.action.summary import attention
+    from triage.core.plan import Plan
+    from triage.core.steps import StepResult
+    from triage.service.results import IssueResult
+
+    def why(step5: StepResult) -> str:
+        plan = Plan(issue=1, outcome="high_priority", add_labels=("triage review",), steps=(step5,))
+        return attention(IssueResult(number=1, plan=plan))
+
+    # The model's reason is free text: a word like "score" or "criteria:" in it decides nothing.
+    model = StepResult(5, "flag", ("triage review",), by="llm", criteria=("regression", "many_users"),
+                       reason="step 5 (llm): flag — worked in 2.4 (score of users: criteria: none)")
+    assert why(model) == "possibly high priority: regression, many_users (no marker until a person looks)"
+    rubric = StepResult(5, "flag", ("triage review",), criteria=("multinode_hang",),
+                        reason="step 5: possibly high priority — multinode_hang (score 4; ...) — a human must look first")
+    assert why(rubric) == "possibly high priority: multinode_hang (no marker until a person looks)"
+    # Without criteria (an older plan), the reason is shown instead.
+    bare = StepResult(5, "flag", ("triage review",), reason="step 5: flagged by hand")
+    assert why(bare) == "possibly high priority: flagged by hand (no marker until a person looks)"

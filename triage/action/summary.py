@@ -31,9 +31,6 @@ from triage.service.summary import Counts, count_gap, sweep_counts
 TITLE_CHARS = 70  # a title beyond this is cut at a word boundary, with an ellipsis
 REASON_CHARS = 160
 _URL = re.compile(r"https://[^\s()<>\[\]\"'`|\\]+")
-# Step 5's own wording (triage.core.steps): "step 5: possibly high priority — <criterion> (score ...".
-_CRITERION = re.compile(r"possibly high priority — (.+?) \(score")
-_MODEL_CRITERIA = re.compile(r"\(criteria: ([^)]*)\)")
 
 
 # ---- small pieces ------------------------------------------------------------------------------------------------
@@ -98,7 +95,7 @@ def attention(result) -> str | None:
     reasons = []
     step5 = plan.step(5)
     if plan.outcome == Outcome.HIGH_PRIORITY:
-        reasons.append(_high_priority(step5.reason if step5 is not None else ""))
+        reasons.append(_high_priority(step5))
     if plan.outcome == Outcome.NOT_DISTRIBUTED:
         not_in_queue = words.not_in_queue if words else "not in this queue"
         reasons.append(f"{not_in_queue}: not in the queue, move it to the right one")
@@ -116,12 +113,11 @@ def attention(result) -> str | None:
     return "; ".join(reasons)
 
 
-def _high_priority(reason: str) -> str:
-    """"possibly high priority: <criterion>" from step 5's reason (the rubric's or the hybrid model's)."""
-    found = _CRITERION.search(reason) or _MODEL_CRITERIA.search(reason)
-    if found:
-        return f"possibly high priority: {cut(found.group(1), 60)} (no marker until a person looks)"
-    said = re.sub(r"^step 5( \([^)]*\))?: ", "", reason)
+def _high_priority(step5) -> str:
+    """"possibly high priority: <criteria>" from step 5's result (the rubric's or the model's), else its reason."""
+    if step5 is not None and step5.criteria:
+        return f"possibly high priority: {cut(', '.join(step5.criteria), 60)} (no marker until a person looks)"
+    said = re.sub(r"^step 5( \([^)]*\))?: ", "", step5.reason if step5 is not None else "")
     return "possibly high priority" + (f": {cut(said, 80)}" if said else "") + " (no marker until a person looks)"
 
 

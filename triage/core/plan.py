@@ -73,7 +73,8 @@ class Plan:
             "planner": self.planner,
             "steps": [
                 {"step": s.step, "decision": s.decision, "labels": list(s.labels),
-                 "score": None if s.score is None else round(s.score, 3), "by": getattr(s, "by", self.planner)}
+                 "score": None if s.score is None else round(s.score, 3), "by": getattr(s, "by", self.planner),
+                 **({"criteria": list(s.criteria)} if getattr(s, "criteria", ()) else {})}
                 for s in self.steps
             ],
             **({"usage": self.usage} if self.usage else {}),

@@ -31,7 +31,7 @@ class Judgement:
 
     `decision` is the step's word (a `triage.core.vocab` member, or a route name for step 2); `reason` is how the
     plan shows it; `labels` are step 3's module labels; `performance` says a step-4 enhancement is about speed or
-    memory; `combine`, when given, decides the step from the rubric's own result for it (the hybrid planner's
+    memory; `criteria` are the step-5 criteria a flag names; `combine`, when given, decides the step from the rubric's own result for it (the hybrid planner's
     rule for step 5: the model may add a flag, and remove one only for a procedural reason)."""
 
     decision: str
@@ -39,6 +39,7 @@ class Judgement:
     by: str
     labels: tuple[str, ...] = ()
     performance: bool = False
+    criteria: tuple[str, ...] = ()  # step 5: the criteria a flag names
     combine: Callable[[StepResult], StepResult] | None = None
 
 
@@ -155,7 +156,7 @@ def _step5(c: _Context) -> StepResult:
     if c.snapshot.review_dismissed:
         return StepResult(5, Flag.NO_FLAG, by=j.by, reason=j.reason + (
             f" [a person already removed the bot's '{labels.review}' label: not flagged again]"))
-    return StepResult(5, Flag.FLAG, (labels.review,), reason=j.reason, by=j.by)
+    return StepResult(5, Flag.FLAG, (labels.review,), reason=j.reason, by=j.by, criteria=j.criteria)
 
 
 def _step6(c: _Context, types: StepResult) -> StepResult:

@@ -40,6 +40,7 @@ class StepResult:
     skipped: bool = False
     score: float | None = None  # the decision's score, where the step has one (step 5: the high-priority score)
     by: str = "rubric"  # which planner decided this step (hybrid plans mix the rubric's and the model's)
+    criteria: tuple[str, ...] = ()  # step 5's flag: the criteria it names (the rubric's best, or the model's)
 
 
 @dataclass(frozen=True)
@@ -314,7 +315,7 @@ def step5_high_priority(analysis: Analysis, rubric: Rubric, labels: LabelSet,
         return StepResult(5, Flag.NO_FLAG, score=total, evidence=evidence,
                           reason=f"step 5: possibly high priority ({detail}), but a person already removed "
                                  f"the bot's '{labels.review}' label: not flagged again")
-    return StepResult(5, Flag.FLAG, (labels.review,), evidence=evidence, score=total,
+    return StepResult(5, Flag.FLAG, (labels.review,), evidence=evidence, score=total, criteria=(best_name,),
                       reason=f"step 5: possibly high priority — {best_name} (score {total:g}; {detail}) "
                              "— a human must look first")
 

@@ -31,11 +31,12 @@ def hybrid_step5(rubric: StepResult, part: Mapping[str, Any], *, review: str, di
     if rubric.decision == Flag.FLAG:
         if model_flags:
             return StepResult(5, Flag.FLAG, rubric.labels, reason=f"{rubric.reason}; the model agrees{named}",
-                              evidence=rubric.evidence, score=rubric.score, by=rubric.by)
+                              evidence=rubric.evidence, score=rubric.score, by=rubric.by,
+                              criteria=tuple(dict.fromkeys(rubric.criteria + tuple(criteria))))
         why = REMOVAL_REASON_TEXT.get(str(part.get("removal_reason") or "none"))
         if why is None:
             return StepResult(5, Flag.FLAG, rubric.labels, evidence=rubric.evidence, score=rubric.score, by=rubric.by,
-                              reason=f"{rubric.reason}; the model answered no_flag without a procedural reason, so "
+                              criteria=rubric.criteria, reason=f"{rubric.reason}; the model answered no_flag without a procedural reason, so "
                                      f"the rubric's flag stands ({said})")
         return StepResult(5, Flag.NO_FLAG, evidence=rubric.evidence, score=rubric.score, by=by,
                           reason=f"step 5 ({by}): the rubric's flag removed for a procedural reason: {why} — {said}")
@@ -45,7 +46,7 @@ def hybrid_step5(rubric: StepResult, part: Mapping[str, Any], *, review: str, di
         return StepResult(5, Flag.NO_FLAG, score=rubric.score, by=by,
                           reason=f"step 5 ({by}): the model would flag{named}, but a person already removed the "
                                  f"bot's '{review}' label: not flagged again — {said}")
-    return StepResult(5, Flag.FLAG, (review,), score=rubric.score, by=by,
+    return StepResult(5, Flag.FLAG, (review,), score=rubric.score, by=by, criteria=tuple(criteria),
                       reason=f"step 5 ({by}): flag added by the model, which the rubric missed{named} — a human "
                              f"must look first — {said}")
 

@@ -144,7 +144,8 @@ def decisions_from_answer(answer: dict, snapshot: IssueSnapshot, bundle: Bundle,
         part = answer[ANSWER_KEYS[step]]
         said = _said(step, part, by, text)
         out[step] = Judgement(str(part["decision"]), said, by, labels=tuple(part.get("labels") or ()),
-                              performance=bool(part.get("performance")))
+                              performance=bool(part.get("performance")),
+                              criteria=tuple(str(c) for c in part.get("criteria") or ()) if step == 5 else ())
     if 5 in out and step5_rule is not None:
         part, said = answer[ANSWER_KEYS[5]], out[5].reason
         out[5] = Judgement(out[5].decision, said, by, combine=lambda own: step5_rule(

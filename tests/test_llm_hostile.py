@@ -119,8 +119,8 @@ def test_ten_thousand_random_replies_never_break_the_policy(monkeypatch):
     from triage.planners.rubric import propose
 
     real_render, rendered = prompt_module.render, {}
-    monkeypatch.setattr(prompt_module, "render", lambda snap, b, hints, path=None: rendered.setdefault(
-        snap.number, real_render(snap, b, hints, path=path)))
+    monkeypatch.setattr(prompt_module, "render", lambda snap, b, hints: rendered.setdefault(
+        snap.number, real_render(snap, b, hints)))
     bundle = load_bundle()
     rng = random.Random(8)
     snaps = [snapshot_from_json(json.loads(line)) for line in CORPUS.read_text().splitlines()[:10]]

@@ -41,11 +41,9 @@ class Prompt:
     fence: str
 
 
-def prompt_path(bundle: Bundle, override: str | Path | None = None) -> Path:
+def prompt_path(bundle: Bundle) -> Path:
     """The prompt beside the configured templates directory. Never another queue's: a queue without its own
     prompt would otherwise be asked about with the bundled queue's routes and criteria, silently (PromptError)."""
-    if override:
-        return Path(override)
     beside = Path(bundle.templates.directory).parent / PROMPT_FILE
     if not beside.is_file():
         raise PromptError(f"{bundle.labels.queue_label}: the queue has no prompt template for the model planner "
@@ -53,12 +51,12 @@ def prompt_path(bundle: Bundle, override: str | Path | None = None) -> Path:
     return beside
 
 
-def check(bundle: Bundle, override: str | Path | None = None) -> None:
+def check(bundle: Bundle) -> None:
     """Before any issue is planned: the model's prompt template exists and parses (PromptError, one line)."""
-    if override is None and bundle.prompt is not None:
+    if bundle.prompt is not None:
         _template_text(bundle.prompt, bundle.prompt_file)
     else:
-        _template(str(prompt_path(bundle, override)))
+        _template(str(prompt_path(bundle)))
 
 
 @lru_cache(maxsize=8)
@@ -109,15 +107,15 @@ def issue_text(snapshot: IssueSnapshot, template_names=()) -> dict:
             "body": clip(snapshot.body, MAX_BODY), "comments": shown, "labels": list(snapshot.labels)}
 
 
-def render(snapshot: IssueSnapshot, bundle: Bundle, hints: list[str], *, path: str | Path | None = None) -> Prompt:
+def render(snapshot: IssueSnapshot, bundle: Bundle, hints: list[str]) -> Prompt:
     from jinja2 import TemplateError
 
     from triage.config.templates import render_bounded
 
-    if path is None and bundle.prompt is not None:  # the configuration's own prompt (a repository's, say)
+    if bundle.prompt is not None:  # the configuration's own prompt (a repository's, say)
         file, template = bundle.prompt_file, _template_text(bundle.prompt, bundle.prompt_file)
     else:
-        file = prompt_path(bundle, path)
+        file = prompt_path(bundle)
         template = _template(str(file))
     issue = issue_text(snapshot, bundle.templates.names)
     digest = hashlib.sha256(repr(sorted(issue.items())).encode("utf-8")).hexdigest()[:16]

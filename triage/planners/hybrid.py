@@ -119,8 +119,8 @@ def uncertain_steps(snapshot: IssueSnapshot, bundle: Bundle, plan: Plan, setting
 class HybridPlanner:
     name = "hybrid"
 
-    def __init__(self, client: Any, *, prompt_path: str | None = None):
-        self.consultant = ModelConsultant(client, prompt_path=prompt_path)
+    def __init__(self, client: Any):
+        self.consultant = ModelConsultant(client)
 
     def propose(self, snapshot: IssueSnapshot, bundle: Bundle, *, force: bool = False) -> Plan:
         base, analysis = rubric_planner.propose_with_analysis(snapshot, bundle, force=force)
@@ -134,7 +134,7 @@ class HybridPlanner:
 
 
 def make_hybrid(**options) -> HybridPlanner:
-    return HybridPlanner(build_client(options), prompt_path=options.get("prompt"))
+    return HybridPlanner(build_client(options))
 
 
 __all__ = ["HybridPlanner", "HybridSettings", "make_hybrid", "uncertain_steps"]

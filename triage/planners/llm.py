@@ -48,17 +48,15 @@ def check_prompt(planner: Any, bundle: Bundle) -> None:
     rubric asks no model and needs none. One check for the CLI and the Action, which each word the error."""
     from triage.llm.prompt import check
 
-    consultant = getattr(planner, "consultant", None)
-    if consultant is not None:
-        check(bundle, consultant.prompt_path)
+    if getattr(planner, "consultant", None) is not None:
+        check(bundle)
 
 
 class ModelConsultant:
     """Asks the model for one issue's plan and turns the answer into step results. Keeps run totals for `eval`."""
 
-    def __init__(self, client: Any, *, prompt_path: str | None = None):
+    def __init__(self, client: Any):
         self.client = client
-        self.prompt_path = prompt_path
         self.issues_asked = 0
         self.fallbacks = 0
         self.latency_ms: list[float] = []
@@ -81,7 +79,7 @@ class ModelConsultant:
         """The conforming answer and its usage, or a typed error (LLMError, HTTPError, PromptError)."""
         from triage.llm.prompt import render
 
-        prompt = render(snapshot, bundle, hints, path=self.prompt_path)
+        prompt = render(snapshot, bundle, hints)
         schema = plan_schema(bundle)
         self.issues_asked += 1
         calls, tokens_in, tokens_out = 0, 0, 0
@@ -207,8 +205,8 @@ class LLMPlanner:
 
     name = "llm"
 
-    def __init__(self, client: Any, *, prompt_path: str | None = None):
-        self.consultant = ModelConsultant(client, prompt_path=prompt_path)
+    def __init__(self, client: Any):
+        self.consultant = ModelConsultant(client)
 
     def propose(self, snapshot: IssueSnapshot, bundle: Bundle, *, force: bool = False) -> Plan:
         base, analysis = rubric_planner.propose_with_analysis(snapshot, bundle, force=force)
@@ -243,7 +241,7 @@ def build_client(options: dict[str, Any]):
 
 
 def make_llm(**options) -> LLMPlanner:
-    return LLMPlanner(build_client(options), prompt_path=options.get("prompt"))
+    return LLMPlanner(build_client(options))
 
 
 __all__ = ["ALL_STEPS", "LLMPlanner", "ModelConsultant", "build_client", "consult", "make_llm", "one_line",

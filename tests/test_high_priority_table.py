@@ -34,6 +34,14 @@ MEETS: dict[str, list[tuple[str, str]]] = {
          "Since the last release the agent gives up at the first worker failure.\n" + SCRIPT),
         ("new_group timeout argument refused",
          "Since 2.2, passing a timeout to new_group fails with an unexpected keyword error.\n" + SCRIPT),
+        # A comparison told without the word, an exception in the report (a regression may raise).
+        ("ok with 2.4, raises with 2.6: ShardedTensor metadata",
+         "```\nKeyError: 'shard_md'\n```\nEverything else is identical between the two environments.\n" + SCRIPT),
+        # A culprit commit instead of versions.
+        ("gloo allgather_coalesced throws after #151234",
+         "git bisect points at that PR; the parent commit is fine.\n" + SCRIPT),
+        ("P2P sends to a peer on another host",
+         "Our test job trains okay on 2.5.1 and fails on the first isend since the newest nightly.\n" + SCRIPT),
     ],
     "silent_correctness": [
         ("all_gather_into_tensor output scrambled for non-contiguous inputs",
@@ -54,6 +62,9 @@ MEETS: dict[str, list[tuple[str, str]]] = {
          "After dist.broadcast(t, src=0), rank 1 still holds its old contents and nothing is raised.\n" + SCRIPT),
         ("Partial placement numbers",
          "The reduced output is completely off compared with computing the same thing locally.\n" + SCRIPT),
+        # A reduction that computes another one.
+        ("ReduceOp.PRODUCT on int64 tensors", "With NCCL, PRODUCT gives the sum of the tensors on every rank.\n"
+         + SCRIPT),
     ],
     "multinode_hang": [
         ("Job makes no progress after the first all_to_all on 16 nodes",
@@ -68,6 +79,8 @@ MEETS: dict[str, list[tuple[str, str]]] = {
          "All ranks stop making progress inside the same collective; no error is printed.\n" + SCRIPT),
         ("First broadcast across machines",
          "We hit an NCCL timeout during the first broadcast when the job spans two machines.\n" + SCRIPT),
+        ("our 8-node DDP run", "After about two hours the 8-node job never made progress again; GPUs idle at 0%.\n"
+         + SCRIPT),
     ],
     "crash": [
         ("Worker exits with code -11 during gradient bucketing", "Only with DDP on 8 GPUs.\n" + SCRIPT),
@@ -91,6 +104,10 @@ MEETS: dict[str, list[tuple[str, str]]] = {
         ("async_save shards", "Some shards of the saved state_dict are all zeros after async_save.\n" + SCRIPT),
         ("Two ranks write one path", "Checkpoint files come out truncated when two ranks write the same path.\n"
          + SCRIPT),
+        ("Continuing a run from its sharded checkpoint",
+         "After the restart the loss jumps back to its value at step 0, as if nothing had been loaded.\n" + SCRIPT),
+        ("torch.save of a gathered state dict", "The written state dict is truncated on rank 0 for large models.\n"
+         + SCRIPT),
     ],
     "internal_assert": [
         ("allgather on gloo",
@@ -103,12 +120,21 @@ MEETS: dict[str, list[tuple[str, str]]] = {
         ("reduce_scatter_tensor with a subgroup",
          "With a subgroup of two ranks:\n```\nProcessGroupGloo.cpp:412] Check failed: output.numel() == "
          "input.numel() * group_size (4 vs. 16)\n```\n" + SCRIPT),
+        # The message's own tail, paraphrased by a reporter who lost the log.
+        ("work.wait on a completed recv",
+         "The second wait ends with a message from ProcessGroupNCCL asking me to report a bug to PyTorch.\n" + SCRIPT),
+        ("symmetric memory rendezvous", "CUDASymmetricMemory aborts with an assertion on the peer count.\n" + SCRIPT),
     ],
     "many_users": [
         ("All of our DDP jobs fail after the cluster driver update", "Nothing else changed.\n" + SCRIPT),
         ("FSDP2 saving", "Every model we train with FSDP2 fails to save at the end.\n" + SCRIPT),
         ("init_process_group is completely broken on the release candidate", "Any backend.\n" + SCRIPT),
         ("torchrun and IPv6", "Many users report that torchrun does not work at all on IPv6-only hosts.\n" + SCRIPT),
+        ("fully_shard and the new wheel", "Loading a checkpoint fails for any fully_shard model we have.\n" + SCRIPT),
+        ("c10d import on Python 3.14", "init_process_group is broken on Python 3.14: the extension fails to load.\n"
+         + SCRIPT),
+        ("DeviceMesh slicing", "This blocks 2.10 for every user of 2-D parallelism: slicing the mesh fails.\n"
+         + SCRIPT),
     ],
 }
 

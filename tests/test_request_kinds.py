@@ -61,6 +61,24 @@ REQUESTS = {
         "[Feature] in-network reduction for all_reduce",
         "No such backend exists in torch.distributed; switches that can sum in the network would halve the traffic.",
         {FEATURE}),
+    # --- feature: the title IS a new artifact (a tool, a transport, a placement, a metric), not a change to one
+    "feature-artifact-tool": (
+        "tool to compare two sharded checkpoints tensor by tensor",
+        PITCH + "When a resumed run diverges we cannot tell which saved tensors changed.",
+        {FEATURE}),
+    "feature-artifact-transport": (
+        "RPC: shared-memory transport for same-host workers",
+        PITCH + "Workers on one host talk over TCP loopback; a transport over shared memory would skip the sockets.",
+        {FEATURE}),
+    "feature-artifact-placement": (
+        "DTensor: strided placement",
+        PITCH + "We want to shard a dimension by every k-th element across the mesh.",
+        {FEATURE}),
+    "feature-platform-unsupported-error": (
+        "ProcessGroupNCCL on HIP for the new MI cards",
+        "Creating the group stops with\n```\nNotImplementedError: this device is not supported\n```\n"
+        "Please add support for these GPUs.",
+        {FEATURE}),
     # --- enhancement: improves what works
     "enhancement-noun-phrase-title": (
         "fully_shard: option to keep the fp32 master weights on CPU",
@@ -97,6 +115,18 @@ REQUESTS = {
         "Each stage waits for its sends before starting the next forward, so a step is about 20% slower than it "
         "needs to be. Please make the schedule overlap them.",
         {ENHANCEMENT, PERF}),
+    "perf-imperative-reuse": (
+        "async_save: reuse the host buffers between checkpoints",
+        "Each save allocates pinned host memory again, which costs several seconds per checkpoint.",
+        {ENHANCEMENT, PERF}),
+    "perf-redundant-work": (
+        "broadcast_object_list serialises each object twice",
+        "Profiling shows the pickling done a second time on the source rank; it is a third of the call's time.",
+        {ENHANCEMENT, PERF}),
+    "enhancement-native-instead-of-fallback": (
+        "DTensor: a sharding rule for aten.cumsum instead of the replicate fallback",
+        "Today the op is computed on the replicated tensor, which gathers everything first.",
+        {ENHANCEMENT}),
     # --- a clearer error message: the message is the subject, the error word is not a failure
     "clearer-error-when": (
         "Clearer error when init_process_group is given a world_size smaller than the rank",

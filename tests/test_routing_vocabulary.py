@@ -111,6 +111,22 @@ ROUTES = {
         "set_optimizer_state_dict rejects a dict produced by get_optimizer_state_dict on another world size",
         "Saving on 8 ranks and loading on 4 raises a KeyError.",
         CKPT, (), ()),
+    "state-dict-utils-option-lowercase-is-checkpointing": (
+        "get_model_state_dict with full_state_dict=True on an FSDP2 model returns DTensors",
+        fenced("sd = get_model_state_dict(model, options=StateDictOptions(full_state_dict=True))"),
+        CKPT, (), ()),
+    "saving-a-state-dict-is-checkpointing": (
+        "Saving the DTensor state dict with torch.save writes an empty file on rank 1",
+        "Only rank 0's file has content; the model is a TP-sharded transformer.",
+        CKPT, (), ()),
+    "dcp-files-are-checkpointing": (
+        "Missing __1_0.distcp after a preempted job",
+        "The .metadata file lists four shards but only three files exist.",
+        CKPT, (), ()),
+    "dcp-inside-a-camelcase-name": (
+        "DISABLED test_reshard_world_size (__main__.TestDCPLoadPlanner)",
+        "Platforms: linux",
+        CKPT, (), ()),
     "fsdp-state-dict-config-stays-parallelisms": (
         "FSDP with StateDictType.SHARDED_STATE_DICT returns unflattened names for tied weights",
         fenced("with FSDP.state_dict_type(model, StateDictType.SHARDED_STATE_DICT):\n    sd = model.state_dict()"),

@@ -414,3 +414,21 @@ def test_derive_gold_reads_the_queues_own_data():
     assert derive_gold(["oncall: pt2", "module: dynamo"], pt2).route == "core"
     assert derive_gold(["oncall: pt2", "module: cpu inductor"], pt2).route == "cpu-inductor"
     assert derive_gold(["oncall: pt2", "oncall: export", "module: dynamo"], pt2).route == "export"
+
+
+def test_routing_in_the_queue_leaves_out_what_the_key_reads_as_not_in_the_queue():
+    """Step 2 routes only what step 1 kept: against a key that reads step 1, routing is also measured over the
+    issues the key keeps in the queue. A key without that reading gives no such figure."""
+    from triage.evaluation.answer_key import KeyEntry
+    from triage.evaluation.key_figures import evaluate_key
+
+    routed = case(gold("parallelisms"), [PAR, "module: fsdp", MARK], outcome="classified", cid="r/r#1")
+    wrong = case(gold("infra"), [PAR, MARK], outcome="classified", cid="r/r#2")
+    left = case(gold("infra"), [REVIEW, MARK], outcome="not_distributed", cid="r/r#3")
+    entry = lambda cid, nd: KeyEntry(cid, "bug", False, False, None, "high", nd)  # noqa: E731
+    pairs = [(routed, entry("r/r#1", False)), (wrong, entry("r/r#2", False)), (left, entry("r/r#3", True))]
+    figures = evaluate_key(pairs, SCORING)
+    assert figures["routing_in_queue"] == {"scored": 2, "correct": 1, "accuracy": 0.5, "not_in_queue": 1}
+    assert evaluate([routed, wrong, left], SCORING)["routing"]["accuracy"] == pytest.approx(1 / 3)
+    no_reading = [(c, dataclasses.replace(e, not_distributed=None)) for c, e in pairs]
+    assert "routing_in_queue" not in evaluate_key(no_reading, SCORING)

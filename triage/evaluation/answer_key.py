@@ -38,6 +38,7 @@ class KeyEntry:
     high_priority: bool
     criterion: str | None
     sure: str = "medium"
+    not_distributed: bool | None = None  # step 1's reading, when the key gives one (dev2's does)
 
     @property
     def is_request(self) -> bool:
@@ -65,7 +66,11 @@ def key_entry_from_json(obj: Any) -> KeyEntry:
     sure = obj.get("sure", "medium")
     if sure not in KEY_SURE:
         raise ValueError(f"'sure' must be one of {', '.join(KEY_SURE)}")
-    return KeyEntry(obj["id"], obj["type"], obj["performance"], obj["high_priority"], criterion, sure)
+    not_distributed = obj.get("not_distributed")
+    if not_distributed is not None and not isinstance(not_distributed, bool):
+        raise ValueError("'not_distributed' must be true or false when given")
+    return KeyEntry(obj["id"], obj["type"], obj["performance"], obj["high_priority"], criterion, sure,
+                    not_distributed)
 
 
 def index_key(entries: Iterable[KeyEntry]) -> dict[str, KeyEntry]:

@@ -6,6 +6,9 @@ Pure, like `triage.evaluation.figures`:
 - requests (key type feature or enhancement): the right type label (the key's, and not the other one), any type
   label, and the performance label on the key's performance enhancements;
 - non-requests (key type bug, question, other): the share given a type label (feature or enhancement);
+- routing in the queue, when the key reads step 1 (`not_distributed`): routing accuracy against the people's
+  labels over the issues the key reads as in the queue. Step 2 routes only what step 1 kept: an issue the
+  procedure says is not in the queue has no right sub-oncall, whatever label people gave it.
 - the operating point (`threshold_sweep`): recall and false-flag rate had step 5 flagged at other thresholds,
   from the high-priority score each plan keeps (step 5's score): flagged at t when score >= t and score > 0,
   the same test step 5 applies with the rubric's threshold.
@@ -21,7 +24,7 @@ from typing import Any, Iterable, Sequence
 from triage.evaluation.answer_key import REQUEST_TYPES, KeyEntry
 from triage.evaluation.cases import Case, added_labels, high_priority_score, labels_after
 from triage.evaluation.figures import Miss, miss, names, ratio
-from triage.evaluation.scoring import Scoring, flagged_high_priority, request_kinds
+from triage.evaluation.scoring import Scoring, flagged_high_priority, predicted_route, request_kinds, route_correct
 
 Pairs = Sequence[tuple[Case, KeyEntry]]
 
@@ -40,7 +43,17 @@ def evaluate_key(pairs: Pairs, scoring: Scoring) -> dict[str, Any]:
         "high_priority": _high_priority(pairs, scoring),
         **_requests(pairs, scoring),
         "performance": _performance(pairs, scoring),
+        **({"routing_in_queue": _routing_in_queue(pairs, scoring)}
+           if any(entry.not_distributed is not None for _, entry in pairs) else {}),
     }
+
+
+def _routing_in_queue(pairs: Pairs, scoring: Scoring) -> dict[str, Any]:
+    scored = [(case, entry) for case, entry in pairs if case.gold.route is not None and not entry.not_distributed]
+    correct = sum(route_correct(case.gold.route, predicted_route(case, scoring), scoring) for case, _ in scored)
+    left_out = sum(1 for case, entry in pairs if case.gold.route is not None and entry.not_distributed)
+    return {"scored": len(scored), "correct": correct, "accuracy": ratio(correct, len(scored)),
+            "not_in_queue": left_out}
 
 
 def _high_priority(pairs: Pairs, scoring: Scoring) -> dict[str, Any]:

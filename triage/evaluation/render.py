@@ -111,6 +111,9 @@ def render_key(key: dict[str, Any]) -> str:
     row("performance enhancements", lambda f: _frac(f["performance"]["recall"], f["performance"]["labelled"],
                                                     f["performance"]["key"]))
     row("performance on others", lambda f: str(f["performance"]["false_labels"]))
+    if "routing_in_queue" in key["all"]:
+        row("routing, key's in-queue", lambda f: _frac(f["routing_in_queue"]["accuracy"],
+                                                        f["routing_in_queue"]["correct"], f["routing_in_queue"]["scored"]))
     lines.append("")
     lines.append(f"High-priority operating point against the key (flag when step 5's score >= threshold; "
                  f"the rubric's is {key['threshold']:g}, marked *)")

@@ -40,6 +40,9 @@ MEETS: dict[str, list[tuple[str, str]]] = {
         # A culprit commit instead of versions.
         ("gloo allgather_coalesced throws after #151234",
          "git bisect points at that PR; the parent commit is fine.\n" + SCRIPT),
+        # Versions as a list with a verdict each, and as an arrow.
+        ("DTensor matmul with a Partial input", "- 2.4.1: passes\n- 2.5.0: raises a sharding error\n" + SCRIPT),
+        ("Peak memory 20% higher with FSDP after 2.5 -> 2.6", "Same model and batch.\n" + SCRIPT),
         ("P2P sends to a peer on another host",
          "Our test job trains okay on 2.5.1 and fails on the first isend since the newest nightly.\n" + SCRIPT),
     ],
@@ -63,6 +66,11 @@ MEETS: dict[str, list[tuple[str, str]]] = {
         ("Partial placement numbers",
          "The reduced output is completely off compared with computing the same thing locally.\n" + SCRIPT),
         # A reduction that computes another one.
+        # Compared with a run that is right by construction.
+        ("FSDP2 grad norm", "The grad norm on 4 GPUs is 1/4 of the single-GPU baseline for the same global batch.\n"
+         + SCRIPT),
+        ("DDP replicas drift apart under gradient accumulation", "Checked every 50 steps: no error, no warning.\n"
+         + SCRIPT),
         ("ReduceOp.PRODUCT on int64 tensors", "With NCCL, PRODUCT gives the sum of the tensors on every rank.\n"
          + SCRIPT),
     ],
@@ -106,6 +114,8 @@ MEETS: dict[str, list[tuple[str, str]]] = {
          + SCRIPT),
         ("Continuing a run from its sharded checkpoint",
          "After the restart the loss jumps back to its value at step 0, as if nothing had been loaded.\n" + SCRIPT),
+        ("Reloaded weights after async_save", "The reloaded weights match the *following* step, not the saved one.\n"
+         + SCRIPT),
         ("torch.save of a gathered state dict", "The written state dict is truncated on rank 0 for large models.\n"
          + SCRIPT),
     ],
@@ -123,6 +133,10 @@ MEETS: dict[str, list[tuple[str, str]]] = {
         # The message's own tail, paraphrased by a reporter who lost the log.
         ("work.wait on a completed recv",
          "The second wait ends with a message from ProcessGroupNCCL asking me to report a bug to PyTorch.\n" + SCRIPT),
+        ("AssertionError in distributed_c10d.new_subgroups", "Creating subgroups twice in one process.\n" + SCRIPT),
+        ("Reducer bucket check on the first backward",
+         "```\nRuntimeError: bucket.ready Expected to be true, but got false. Exception raised from "
+         "mark_variable_ready at ../torch/csrc/distributed/c10d/reducer.cpp:815\n```\n" + SCRIPT),
         ("symmetric memory rendezvous", "CUDASymmetricMemory aborts with an assertion on the peer count.\n" + SCRIPT),
     ],
     "many_users": [
@@ -133,6 +147,8 @@ MEETS: dict[str, list[tuple[str, str]]] = {
         ("fully_shard and the new wheel", "Loading a checkpoint fails for any fully_shard model we have.\n" + SCRIPT),
         ("c10d import on Python 3.14", "init_process_group is broken on Python 3.14: the extension fails to load.\n"
          + SCRIPT),
+        ("fully_shard with ZeRO-3 style offload", "Anyone using CPU offload hits this; 40 people on the forum "
+         "report the same error.\n" + SCRIPT),
         ("DeviceMesh slicing", "This blocks 2.10 for every user of 2-D parallelism: slicing the mesh fails.\n"
          + SCRIPT),
     ],

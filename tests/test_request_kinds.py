@@ -127,6 +127,20 @@ REQUESTS = {
         "DTensor: a sharding rule for aten.cumsum instead of the replicate fallback",
         "Today the op is computed on the replicated tensor, which gathers everything first.",
         {ENHANCEMENT}),
+    # --- asked by what it would buy, by whether it is planned, or by what every user rebuilds today
+    "proposal-what-it-would-buy": (
+        "DDP: skip non-persistent buffers in broadcast_buffers",
+        "Leaving them out would cut the per-step broadcast in half and make our steps faster.",
+        {ENHANCEMENT, PERF}),
+    "proposal-is-it-planned": (
+        "DCP: resumable uploads to object storage",
+        "A failed upload of one shard restarts the whole checkpoint write. Is that planned?",
+        {ENHANCEMENT}),
+    "feature-every-team-rebuilds-it": (
+        "checkpoint rotation in torch.distributed.checkpoint",
+        "Every team reimplements keeping the last N checkpoints on top of DCP; a helper in the library would remove "
+        "that code from every trainer.",
+        {FEATURE}),
     # --- a clearer error message: the message is the subject, the error word is not a failure
     "clearer-error-when": (
         "Clearer error when init_process_group is given a world_size smaller than the rank",

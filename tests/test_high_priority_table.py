@@ -43,6 +43,12 @@ MEETS: dict[str, list[tuple[str, str]]] = {
         # Versions as a list with a verdict each, and as an arrow.
         ("DTensor matmul with a Partial input", "- 2.4.1: passes\n- 2.5.0: raises a sharding error\n" + SCRIPT),
         ("Peak memory 20% higher with FSDP after 2.5 -> 2.6", "Same model and batch.\n" + SCRIPT),
+        # A value measured on two versions; the version isolated as the only change.
+        ("Pipeline step time", "Step time 410 ms on 2.4.1 vs 690 ms on 2.6.0 for the same schedule.\n" + SCRIPT),
+        ("Agents give up early", "Same cluster except the torch wheel: every agent now exits at the first "
+         "barrier.\n" + SCRIPT),
+        ("rendezvous gives up after ten minutes", "We moved the image to 2.7.0 (nothing else changed) and the early "
+         "nodes now leave.\n" + SCRIPT),
         ("P2P sends to a peer on another host",
          "Our test job trains okay on 2.5.1 and fails on the first isend since the newest nightly.\n" + SCRIPT),
     ],
@@ -71,6 +77,8 @@ MEETS: dict[str, list[tuple[str, str]]] = {
          + SCRIPT),
         ("DDP replicas drift apart under gradient accumulation", "Checked every 50 steps: no error, no warning.\n"
          + SCRIPT),
+        ("all_gather_object on mixed dtypes", "expected on rank 1: 4.0 6.0\nactual on rank 1: 2.0 2.0\n" + SCRIPT),
+        ("TP output for Colwise layers", "The sharded output is off by exactly the world size, every time.\n" + SCRIPT),
         ("ReduceOp.PRODUCT on int64 tensors", "With NCCL, PRODUCT gives the sum of the tensors on every rank.\n"
          + SCRIPT),
     ],
@@ -87,6 +95,7 @@ MEETS: dict[str, list[tuple[str, str]]] = {
          "All ranks stop making progress inside the same collective; no error is printed.\n" + SCRIPT),
         ("First broadcast across machines",
          "We hit an NCCL timeout during the first broadcast when the job spans two machines.\n" + SCRIPT),
+        ("Replacing a node", "After the swap the remaining agents sit in rendezvous for hours.\n" + SCRIPT),
         ("our 8-node DDP run", "After about two hours the 8-node job never made progress again; GPUs idle at 0%.\n"
          + SCRIPT),
     ],
@@ -114,6 +123,8 @@ MEETS: dict[str, list[tuple[str, str]]] = {
          + SCRIPT),
         ("Continuing a run from its sharded checkpoint",
          "After the restart the loss jumps back to its value at step 0, as if nothing had been loaded.\n" + SCRIPT),
+        ("Resuming a 13B run", "Validation loss spikes to 9.1 after loading the sharded checkpoint; before the "
+         "save it was 2.2.\n" + SCRIPT),
         ("Reloaded weights after async_save", "The reloaded weights match the *following* step, not the saved one.\n"
          + SCRIPT),
         ("torch.save of a gathered state dict", "The written state dict is truncated on rank 0 for large models.\n"
@@ -147,6 +158,7 @@ MEETS: dict[str, list[tuple[str, str]]] = {
         ("fully_shard and the new wheel", "Loading a checkpoint fails for any fully_shard model we have.\n" + SCRIPT),
         ("c10d import on Python 3.14", "init_process_group is broken on Python 3.14: the extension fails to load.\n"
          + SCRIPT),
+        ("import order", "All of our FSDP2 + TP jobs fail at import since this morning.\n" + SCRIPT),
         ("fully_shard with ZeRO-3 style offload", "Anyone using CPU offload hits this; 40 people on the forum "
          "report the same error.\n" + SCRIPT),
         ("DeviceMesh slicing", "This blocks 2.10 for every user of 2-D parallelism: slicing the mesh fails.\n"

@@ -141,6 +141,26 @@ REQUESTS = {
         "Every team reimplements keeping the last N checkpoints on top of DCP; a helper in the library would remove "
         "that code from every trainer.",
         {FEATURE}),
+    "title-verb-after-prefix": (
+        "FSDP2: start the next step's first all-gather during the optimizer step",
+        "It hides 30 ms of exposed communication per step and makes each step faster.",
+        {ENHANCEMENT, PERF}),
+    "instead-of-timing-out": (
+        "init_process_group: name the rank with a different world size instead of timing out",
+        "A stale environment file gave one rank the wrong WORLD_SIZE and we waited thirty minutes.",
+        {ENHANCEMENT}),
+    "title-is-the-wish": (
+        "It would be nice if DeviceMesh printed its dim names",
+        "Today the repr shows only the ranks.",
+        {ENHANCEMENT}),
+    "would-you-accept-a-pr": (
+        "Would you accept a PR that adds a timeout argument to monitored_barrier?",
+        "We want a shorter wait than the process group's for one call.",
+        {ENHANCEMENT}),
+    "message-when-an-error-fires": (
+        "DDP: print the unused parameters' names when the reduction error fires",
+        "Today only their indices are printed unless a debug variable is set.",
+        {ENHANCEMENT}),
     # --- a clearer error message: the message is the subject, the error word is not a failure
     "clearer-error-when": (
         "Clearer error when init_process_group is given a world_size smaller than the rank",

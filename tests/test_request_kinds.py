@@ -161,6 +161,22 @@ REQUESTS = {
         "DDP: print the unused parameters' names when the reduction error fires",
         "Today only their indices are printed unless a debug variable is set.",
         {ENHANCEMENT}),
+    "artifact-title-with-prefix": (
+        "torchrun: etcd-v3 native rendezvous backend",
+        "Our clusters already run etcd v3 and the bundled handler speaks the v2 API only.",
+        {FEATURE}),
+    "message-subject-instead-of-a-generic-error": (
+        "dcp.load: name the shard file instead of a generic planner error",
+        "When one .distcp file is missing we only learn that planning failed.",
+        {ENHANCEMENT}),
+    "message-subject-quoted-error": (
+        "DDP: list the parameter names in the 'Expected to have finished reduction' error",
+        "Finding the parameter by its index takes a long time in a large model.",
+        {ENHANCEMENT}),
+    "message-subject-confusing": (
+        "init_device_mesh: the error for a mesh larger than the world is confusing",
+        "It reports a world size but not the mesh shape that was asked for.",
+        {ENHANCEMENT}),
     # --- a clearer error message: the message is the subject, the error word is not a failure
     "clearer-error-when": (
         "Clearer error when init_process_group is given a world_size smaller than the rank",

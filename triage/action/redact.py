@@ -12,7 +12,8 @@ not get through either; plus anything shaped like a token (`triage.http.errors`'
 Why runs of 8: `triage.http.errors.SECRET_RUN`, the one length the model clients also use to reject a reply that
 echoes its key.
 
-Imports: the standard library and `triage.http.errors` (the token shapes) only: the Action's cold path uses it.
+Imports: the standard library and `triage.http.errors` (the token shapes, the run length) only: the Action's cold
+path uses it.
 """
 from __future__ import annotations
 

@@ -20,8 +20,8 @@ from typing import Any, Mapping
 
 from triage.action.limits import OUTPUT_CAP, SUMMARY_CAP, nbytes
 from triage.action.redact import Redactor, redactor_from_environ
-from triage.service.summary import sweep_counts
 from triage.action.workflow_commands import issue_command, prepare_key_value_message
+from triage.service.summary import sweep_counts
 
 OUTPUT_NAMES = ("outcome", "labels-added", "sub-oncall", "modules", "plan", "triaged", "flagged", "failed", "left")
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~])")

@@ -31,8 +31,9 @@ class Judgement:
 
     `decision` is the step's word (a `triage.core.vocab` member, or a route name for step 2); `reason` is how the
     plan shows it; `labels` are step 3's module labels; `performance` says a step-4 enhancement is about speed or
-    memory; `criteria` are the step-5 criteria a flag names; `combine`, when given, decides the step from the rubric's own result for it (the hybrid planner's
-    rule for step 5: the model may add a flag, and remove one only for a procedural reason)."""
+    memory; `criteria` are the step-5 criteria a flag names; `combine`, when given, decides the step from the
+    rubric's own result for it (the hybrid planner's rule for step 5: the model may add a flag, and remove one only
+    for a procedural reason)."""
 
     decision: str
     reason: str

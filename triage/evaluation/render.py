@@ -112,8 +112,10 @@ def render_key(key: dict[str, Any]) -> str:
                                                     f["performance"]["key"]))
     row("performance on others", lambda f: str(f["performance"]["false_labels"]))
     if "routing_in_queue" in key["all"]:
-        row("routing, key's in-queue", lambda f: _frac(f["routing_in_queue"]["accuracy"],
-                                                        f["routing_in_queue"]["correct"], f["routing_in_queue"]["scored"]))
+        def in_queue(f) -> str:
+            r = f["routing_in_queue"]
+            return _frac(r["accuracy"], r["correct"], r["scored"])
+        row("routing, key's in-queue", in_queue)
     lines.append("")
     lines.append(f"High-priority operating point against the key (flag when step 5's score >= threshold; "
                  f"the rubric's is {key['threshold']:g}, marked *)")

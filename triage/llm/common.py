@@ -195,8 +195,6 @@ def _unfenced(text: str) -> str:
     return inner.strip()
 
 
-# A reply that repeats SECRET_RUN consecutive characters of a credential repeats the credential (the Action's
-# redactor masks runs of the same length).
 # The providers' published key prefixes ("sk-proj-", "sk-ant-api03-", an AWS key id's "AKIA"): every key of a kind
 # starts with them, so they are no secret, and an issue that quotes one (a reporter's auth error, say) must not
 # make the model's answer look like a leak. Only what follows counts.
@@ -204,10 +202,10 @@ PUBLIC_KEY_PREFIX = re.compile(r"^(?:sk-(?:proj-|svcacct-|admin-|ant-(?:api|admi
 
 
 def repeats_secret(texts: Iterable[str], secrets: Iterable[str], *, run: int = SECRET_RUN) -> bool:
-    """Whether any of `texts` holds `run` consecutive characters of one of `secrets`. A secret shorter than `run`
-    is not a credential a model could be talked into leaking but a local server's placeholder ("none", "EMPTY",
-    "ollama"), and words like "none" are in every answer: it never counts; nor does a provider's public key prefix
-    (PUBLIC_KEY_PREFIX). One pass per text."""
+    """Whether any of `texts` holds `run` consecutive characters of one of `secrets` (SECRET_RUN: the length the
+    Action's scrubber masks too). A secret shorter than `run` is not a credential a model could be talked into
+    leaking but a local server's placeholder ("none", "EMPTY", "ollama"), and words like "none" are in every
+    answer: it never counts; nor does a provider's public key prefix (PUBLIC_KEY_PREFIX). One pass per text."""
     private = {PUBLIC_KEY_PREFIX.sub("", s.strip(), count=1) for s in secrets if s}
     grams = set().union(*(secret_runs(secret, run) for secret in private))
     return bool(grams) and any(text[i:i + run] in grams for text in texts for i in range(len(text) - run + 1))

@@ -133,14 +133,6 @@ class Reporter:
 # ---- what the outputs and the summary say ------------------------------------------------------------------------
 
 
-def _counts(results) -> dict[str, int]:
-    return {
-        "triaged": sum(1 for r in results if r.triaged),
-        "flagged": sum(1 for r in results if r.needs_person),
-        "failed": sum(1 for r in results if r.error),
-    }
-
-
 def ignored_outputs() -> dict[str, str]:
     return {"outcome": "ignored", "labels-added": "[]", "sub-oncall": "", "modules": "[]", "plan": "null",
             "triaged": "0", "flagged": "0", "failed": "0", "left": "0"}
@@ -156,14 +148,14 @@ def plan_dict(result) -> dict | None:
 
 def issue_outputs(result) -> dict[str, str]:
     plan = result.plan
-    counts = _counts([result])
     return {
         "outcome": result.outcome,
         "labels-added": json.dumps(list(result.labels_written)),
         "sub-oncall": (plan.sub_oncall if plan else None) or "",
         "modules": json.dumps(list(plan.modules) if plan else []),
         "plan": json.dumps(plan_dict(result), sort_keys=True),
-        **{k: str(v) for k, v in counts.items()}, "left": "0",
+        "triaged": str(int(result.triaged)), "flagged": str(int(result.needs_person)),
+        "failed": str(int(bool(result.error))), "left": "0",
     }
 
 

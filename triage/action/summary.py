@@ -75,6 +75,11 @@ def _comment(result) -> str:
     return code(result.comment_posted) if result.comment_posted else "-"
 
 
+def _write_heads(dry_run: bool) -> tuple[str, str]:
+    """The headers of the labels and comment columns: what was written, or what a dry run would write."""
+    return ("Would add", "Would post") if dry_run else ("Labels added", "Comment posted")
+
+
 # ---- why a person is needed --------------------------------------------------------------------------------------
 
 
@@ -174,7 +179,7 @@ def issue_block(result, *, level: str = "###", table: bool = True) -> str:
     modules = ", ".join(code(m) for m in plan.modules) or "-"
     sub = code(plan.sub_oncall) if plan.sub_oncall else "-"
     if table:
-        labels_head, comment_head = ("Would add", "Would post") if dry else ("Labels added", "Comment posted")
+        labels_head, comment_head = _write_heads(dry)
         lines += [f"| Sub-oncall | Modules | Confidence | {labels_head} | {comment_head} |",
                   "| --- | --- | --- | --- | --- |",
                   f"| {sub} | {modules} | {plan.confidence or '-'} | {_labels(result)} | {_comment(result)} |", ""]
@@ -235,7 +240,7 @@ def _sweep_sections(results, dry_run: bool, marker: str) -> list[_Section]:
             [f"### {'Would need' if dry_run else 'Needs'} a person ({len(waiting)})", "", "| Issue | Why |",
              "| --- | --- |"],
             [f"| {issue_link(r)} | {md_escape(why)} |" for r, why in waiting], [""]))
-    labels_head, comment_head = ("Would add", "Would post") if dry_run else ("Labels added", "Comment posted")
+    labels_head, comment_head = _write_heads(dry_run)
     marked = sum(1 for r in results if marker and marker in r.labels_written)
     marker_line = (f"The marker {code(marker)} {'would be added' if dry_run else 'was added'} to {marked} of these "
                    f"(not to one flagged as possibly high priority); it is left out of the table." if marker else "")

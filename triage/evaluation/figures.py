@@ -115,7 +115,7 @@ def evaluate(cases: Sequence[Case], scoring: Scoring) -> dict[str, Any]:
     return {
         "rows": len(cases),
         "outcomes": dict(sorted(outcomes.items())),
-        "routing": _routing(cases, scoring),
+        "routing": routing(cases, scoring),
         "modules": _modules(cases, scoring),
         "triage_review": {"count": review, "rate": ratio(review, len(cases))},
         "high_priority": _high_priority(cases, scoring),
@@ -129,7 +129,8 @@ def evaluate(cases: Sequence[Case], scoring: Scoring) -> dict[str, Any]:
     }
 
 
-def _routing(cases: Sequence[Case], scoring: Scoring) -> dict[str, Any]:
+def routing(cases: Sequence[Case], scoring: Scoring) -> dict[str, Any]:
+    """Routing accuracy over the cases with a gold route, and the confusion of gold against planned routes."""
     columns = [*scoring.routes, NO_ROUTE]
     confusion: dict[str, Counter] = {route: Counter() for route in (*scoring.routes, EITHER)}
     scored = correct = 0

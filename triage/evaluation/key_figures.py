@@ -23,8 +23,8 @@ from typing import Any, Iterable, Sequence
 
 from triage.evaluation.answer_key import REQUEST_TYPES, KeyEntry
 from triage.evaluation.cases import Case, added_labels, high_priority_score, labels_after
-from triage.evaluation.figures import Miss, miss, names, ratio
-from triage.evaluation.scoring import Scoring, flagged_high_priority, predicted_route, request_kinds, route_correct
+from triage.evaluation.figures import Miss, miss, names, ratio, routing
+from triage.evaluation.scoring import Scoring, flagged_high_priority, request_kinds
 
 Pairs = Sequence[tuple[Case, KeyEntry]]
 
@@ -49,10 +49,10 @@ def evaluate_key(pairs: Pairs, scoring: Scoring) -> dict[str, Any]:
 
 
 def _routing_in_queue(pairs: Pairs, scoring: Scoring) -> dict[str, Any]:
-    scored = [(case, entry) for case, entry in pairs if case.gold.route is not None and not entry.not_distributed]
-    correct = sum(route_correct(case.gold.route, predicted_route(case, scoring), scoring) for case, _ in scored)
+    """The routing figures over the cases the key keeps in the queue, and how many routed cases it left out."""
+    kept = routing([case for case, entry in pairs if not entry.not_distributed], scoring)
     left_out = sum(1 for case, entry in pairs if case.gold.route is not None and entry.not_distributed)
-    return {"scored": len(scored), "correct": correct, "accuracy": ratio(correct, len(scored)),
+    return {"scored": kept["scored"], "correct": kept["correct"], "accuracy": kept["accuracy"],
             "not_in_queue": left_out}
 
 

@@ -56,19 +56,30 @@ def render_text(figures: dict[str, Any], source: str, not_in_queue: str = "not i
     return "\n".join(lines) + "\n"
 
 
-def render_halves(figures: dict[str, Any]) -> str:
-    """The headline figures against the labels people gave, on the whole dataset and on each half."""
-    halves = figures["halves"]
-    columns = [figures, *(halves[h] for h in HALVES)]
+def _half_table(title: str, columns: list[dict[str, Any]]):
+    """(the table's lines so far, `row(name, cell)` that appends a row): one column for the whole dataset, one per
+    half; `cell(figures)` gives a column's text."""
     head = "".join(f"{name:>16}" for name in ("all", *(f"half {h}" for h in HALVES)))
-    lines = ["", "Halves (fixed: sha256 of the id, first byte even = A, odd = B), against the labels people gave",
-             " " * 30 + head]
+    lines = ["", title, " " * 30 + head]
 
     def row(name: str, cell) -> None:
         lines.append(f"  {name:<28}" + "".join(f"{cell(c):>16}" for c in columns))
 
+    return lines, row
+
+
+def _accuracy(r: dict[str, Any]) -> str:
+    """A routing figure (`accuracy`, `correct` of `scored`) as a cell."""
+    return _frac(r["accuracy"], r["correct"], r["scored"])
+
+
+def render_halves(figures: dict[str, Any]) -> str:
+    """The headline figures against the labels people gave, on the whole dataset and on each half."""
+    halves = figures["halves"]
+    lines, row = _half_table("Halves (fixed: sha256 of the id, first byte even = A, odd = B), against the labels "
+                             "people gave", [figures, *(halves[h] for h in HALVES)])
     row("issues", lambda f: str(f["rows"]))
-    row("routing accuracy", lambda f: _frac(f["routing"]["accuracy"], f["routing"]["correct"], f["routing"]["scored"]))
+    row("routing accuracy", lambda f: _accuracy(f["routing"]))
     row("module F1 (micro)", lambda f: _num(f["modules"]["micro"]["f1"]).strip())
     row("high-priority recall", lambda f: _frac(f["high_priority"]["recall"], f["high_priority"]["flagged"],
                                                 f["high_priority"]["gold"]))
@@ -83,11 +94,7 @@ def render_halves(figures: dict[str, Any]) -> str:
 def render_key(key: dict[str, Any]) -> str:
     """Figures against the procedure answer key, per half, and the high-priority operating point."""
     columns = [key["all"], *(key[h] for h in HALVES)]
-    head = "".join(f"{name:>16}" for name in ("all", *(f"half {h}" for h in HALVES)))
-    lines = ["", f"Against the procedure answer key ({key['source']})", " " * 30 + head]
-
-    def row(name: str, cell) -> None:
-        lines.append(f"  {name:<28}" + "".join(f"{cell(c):>16}" for c in columns))
+    lines, row = _half_table(f"Against the procedure answer key ({key['source']})", columns)
 
     row("high-priority recall", lambda f: _frac(f["high_priority"]["recall"], f["high_priority"]["flagged"],
                                                 f["high_priority"]["key"]))
@@ -112,10 +119,7 @@ def render_key(key: dict[str, Any]) -> str:
                                                     f["performance"]["key"]))
     row("performance on others", lambda f: str(f["performance"]["false_labels"]))
     if "routing_in_queue" in key["all"]:
-        def in_queue(f) -> str:
-            r = f["routing_in_queue"]
-            return _frac(r["accuracy"], r["correct"], r["scored"])
-        row("routing, key's in-queue", in_queue)
+        row("routing, key's in-queue", lambda f: _accuracy(f["routing_in_queue"]))
     lines.append("")
     lines.append(f"High-priority operating point against the key (flag when step 5's score >= threshold; "
                  f"the rubric's is {key['threshold']:g}, marked *)")

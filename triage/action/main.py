@@ -10,6 +10,7 @@ and inside functions `triage.http.errors`.
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Mapping
 
@@ -67,8 +68,6 @@ def set_sweep_outputs(sweep, reporter: Reporter, rest_in: str = "") -> None:
     plans = [plan_dict(r) for r in sweep.results]
     outputs, kept = sweep_outputs(sweep, plans)
     if kept < len(plans):
-        import json
-
         path = reporter.write_aside("ptd-triage-plan.json", json.dumps(plans, sort_keys=True) + "\n") or rest_in
         outputs["plan-file"] = path or ""
         where = f"; every plan is in {path}" if path else ""
@@ -158,8 +157,6 @@ def main(environ: Mapping[str, str] | None = None) -> int:
             status = report_result(result, reporter, f"{title} (plan)", rest_in=str(path))
             text = path.read_text(encoding="utf-8").strip()
             if nbytes(text) > OUTPUT_CAP:  # the plans file keeps them all; the output says where they are
-                import json
-
                 text, kept = capped_document(json.loads(text), rest_in=str(path))
                 reporter.warning(f"the plans output holds {kept} of {count} plans (GitHub's 1 MB limit per output); "
                                  f"every plan is in the plans file, {path}")

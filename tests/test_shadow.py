@@ -1,0 +1,179 @@
+"""`ptd-triage shadow` against the GitHub stand-in (issue 32): 200 issues over a window, counted independently.
+
+The independent count reads the world as `tests/shadow_world.py` wrote it (labels at queue time, people's labels at
+the end of the window), plans each issue from that with the planner alone, and counts agreement per step with
+the rules docs/shadow.md states, in a few lines of its own: nothing of shadow's rebuild or scoring is used.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fakegithub import FakeGitHub
+from shadow_world import CKPT, INF, PAR, Q, build_window
+
+from triage.config.bundle import load_bundle
+from triage.config.labels import Role
+from triage.core.snapshot import snapshot_from_json
+from triage.planners import plan_issue
+
+ROOT = Path(__file__).resolve().parents[1]
+REPO = "acme/widgets"
+ROUTES = {PAR: "parallelisms", INF: "infra", CKPT: "checkpointing"}
+ISSUE_PATH = rf"/repos/{REPO}/issues/\d+(/timeline|/comments|/events)?"
+
+
+def shadow_cli(gh, *args: str, popen: bool = False, env_extra: dict | None = None):
+    env = {**os.environ, "GITHUB_API_URL": gh.url, "GITHUB_TOKEN": gh.token, **(env_extra or {})}
+    env.pop("GITHUB_ACTIONS", None)
+    command = [sys.executable, "-m", "triage", "shadow", "--repo", REPO, *args]
+    if popen:
+        return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=env)
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
+
+
+def independent_count(world, bundle) -> dict:
+    """Per step (agree, total) from the world's own record and the planner alone (see the module doc)."""
+    labels = bundle.labels
+    parallel_modules = {s.name for s in labels.specs if s.role == Role.MODULE and s.route in (None, "parallelisms")}
+    all_modules = {s.name for s in labels.specs if s.role == Role.MODULE}
+    steps = {name: [0, 0] for name in ("routing", "modules", "type", "flag", "reproduction")}
+    wrote = {"labels": 0, "comments": 0}
+    disagreeing: set[str] = set()
+
+    def count(step, agree):
+        steps[step][0] += bool(agree)
+        steps[step][1] += 1
+        if not agree:
+            disagreeing.add(f"{REPO}#{truth.number}")
+
+    for truth in world.truths.values():
+        issue = {"number": truth.number, "title": truth.title, "body": truth.body, "state": "open",
+                 "labels": [{"name": n} for n in truth.labels_at_queue], "comments": len(truth.comments_at_queue)}
+        comments = [{"id": i + 1, "body": b, "user": {"login": "reporter", "type": "User"},
+                     "created_at": "2026-01-01T00:00:00Z"} for i, b in enumerate(truth.comments_at_queue)]
+        plan = plan_issue(snapshot_from_json({"issue": issue, "comments": comments}), bundle)
+        wrote["labels"] += len(plan.add_labels)
+        wrote["comments"] += plan.comment is not None
+        if not truth.triaged:
+            continue
+        after = set(truth.labels_at_queue) | set(plan.add_labels)
+        people = set(truth.people_labels)
+        # people's one sub-oncall label, else the one route their module labels point at, else not scored
+        routes = [ROUTES[name] for name in people if name in ROUTES] or \
+            sorted({s.route for s in labels.specs if s.name in people and s.role == Role.MODULE and s.route})
+        route = routes[0] if len(routes) == 1 else None
+        bot_routes = [ROUTES[n] for n in plan.add_labels if n in ROUTES] or \
+            [ROUTES[n] for n in truth.labels_at_queue if n in ROUTES] or ["none"]
+        if route is not None:
+            count("routing", bot_routes[0] == route)
+        if route == "parallelisms" and people & all_modules:
+            count("modules", people & parallel_modules == after & parallel_modules)
+        kinds = {k for k in ("feature", "enhancement") if k in after}
+        count("type", kinds == people & {"feature", "enhancement"})
+        held = "triage review" in plan.add_labels and "ptd-bot-triaged" not in plan.add_labels
+        count("flag", held == ("high priority" in people))
+        count("reproduction", ("needs reproduction" in after) == ("needs reproduction" in people))
+    return {"steps": {k: {"agree": a, "total": t} for k, (a, t) in steps.items()}, "disagreeing": disagreeing,
+            **wrote}
+
+
+@pytest.fixture
+def world_github():
+    with FakeGitHub() as gh:
+        world = build_window(gh, 200, repo=REPO)
+        yield gh, world
+    assert not gh.violations, gh.violations[:3]
+
+
+def test_figures_equal_an_independent_count_over_200_issues(world_github, tmp_path):
+    gh, world = world_github
+    bundle = load_bundle()
+    result = shadow_cli(gh, "--since", world.since, "--until", world.until, "--json", str(tmp_path / "r.json"),
+                        "--markdown", str(tmp_path / "r.md"), "--save", str(tmp_path / "rows.jsonl"))
+    assert result.returncode == 0, result.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    expected = independent_count(world, bundle)
+    for step, figures in expected["steps"].items():
+        assert {k: report["steps"][step][k] for k in ("agree", "total")} == figures, step
+    triaged = sum(t.triaged for t in world.truths.values())
+    assert report["issues"] == 200 and report["triaged_by_people"] == triaged
+    assert report["not_yet_triaged"] == 200 - triaged > 0
+    assert report["outside_window"] == 1  # queued before the window, updated in it
+    assert (report["would_write"]["labels"], report["would_write"]["comments"]) == \
+        (expected["labels"], expected["comments"])
+    assert {d["id"] for d in report["disagreements"]} == expected["disagreeing"]  # never a not-yet-triaged one
+    # nothing written; one search page per 100 issues and one timeline request per issue read
+    assert gh.writes() == []
+    timeline = [r for r in gh.requests if r.path.endswith("/timeline")]
+    assert len(timeline) == report["examined"] == report["requests_by_endpoint"]["timeline"] == 201
+    assert report["requests"] == len(gh.requests)
+    assert not [r for r in gh.requests if r.path.endswith(("/comments", "/events"))]
+    # the terminal table (no progress bar off a terminal), the Markdown, and the eval dataset
+    assert "\r" not in result.stderr and "routing (sub-oncall)" in result.stdout
+    markdown = (tmp_path / "r.md").read_text()
+    routing = report["steps"]["routing"]
+    assert f"| routing \\(sub-oncall\\) | {routing['agree']} | {routing['total']} |" in markdown
+    rows = [json.loads(line) for line in (tmp_path / "rows.jsonl").read_text().splitlines()]
+    assert len(rows) == triaged
+    again = subprocess.run([sys.executable, "-m", "triage", "eval", str(tmp_path / "rows.jsonl"), "--format",
+                            "json"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["routing"]["correct"] == report["steps"]["routing"]["agree"]
+
+
+def _without_spending(report: dict) -> dict:
+    return {k: v for k, v in report.items() if k not in ("requests", "requests_by_endpoint", "from_cache")}
+
+
+def test_a_second_run_from_the_cache_reads_no_issue_and_a_killed_run_resumes(world_github, tmp_path):
+    gh, world = world_github
+    window = ("--since", world.since, "--until", world.until)
+    whole = shadow_cli(gh, *window, "--json", str(tmp_path / "whole.json"))
+    assert whole.returncode == 0, whole.stderr
+    cache = tmp_path / "cache"
+
+    # killed (SIGKILL, no goodbye) when its 60th timeline request arrives; the 59 before it were answered
+    seen = []
+    original = gh.handle
+
+    def handle(method, raw_path, headers, raw_body):
+        if raw_path.split("?")[0].endswith("/timeline"):
+            seen.append(raw_path)
+            if len(seen) == 60:
+                os.kill(child.pid, signal.SIGKILL)
+                return 502, {}, {"message": "gone"}, True
+        return original(method, raw_path, headers, raw_body)
+
+    gh.handle = handle
+    child = shadow_cli(gh, *window, "--cache", str(cache), "--json", str(tmp_path / "killed.json"), popen=True)
+    child.communicate(timeout=300)
+    assert child.returncode == -signal.SIGKILL and not (tmp_path / "killed.json").exists()
+    gh.handle = original
+
+    start = len(gh.requests)
+    resumed = shadow_cli(gh, *window, "--cache", str(cache), "--json", str(tmp_path / "resumed.json"))
+    assert resumed.returncode == 0, resumed.stderr
+    read = [r.path for r in gh.requests[start:] if r.path.endswith("/timeline")]
+    assert len(read) == 201 - 59
+    first, second = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("whole", "resumed"))
+    assert _without_spending(second) == _without_spending(first)
+    assert second["from_cache"] == 59
+
+    # another configuration, from the cache: no request to an issue, its timeline or its comments
+    start = len(gh.requests)
+    other = shadow_cli(gh, *window, "--cache", str(cache), "--json", str(tmp_path / "again.json"),
+                       "--config", str(ROOT / "queues" / "distributed"))
+    assert other.returncode == 0, other.stderr
+    assert [r.path for r in gh.requests[start:] if re.fullmatch(ISSUE_PATH, r.path)] == []
+    assert {r.path for r in gh.requests[start:]} == {"/search/issues"}
+    again = json.loads((tmp_path / "again.json").read_text())
+    assert again["from_cache"] == 201 and again["requests"] == len(gh.requests) - start
+    assert _without_spending(again) == _without_spending(first)

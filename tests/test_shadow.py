@@ -177,3 +177,102 @@ def test_a_second_run_from_the_cache_reads_no_issue_and_a_killed_run_resumes(wor
     again = json.loads((tmp_path / "again.json").read_text())
     assert again["from_cache"] == 201 and again["requests"] == len(gh.requests) - start
     assert _without_spending(again) == _without_spending(first)
+
+
+def _window_of(gh, repo: str, numbers) -> tuple[str, str]:
+    stamps = [e["created_at"] for n in numbers for e in gh.timeline(repo, n)]
+    return min(stamps), max(stamps)
+
+
+def test_each_kind_of_actor_counts_as_documented(fake_github, github_client):
+    """The bot itself, another bot, a person who changed their mind, nobody yet, the bot's own user account, and
+    what happens after the window: each counted as docs/shadow.md says."""
+    from triage.evaluation.shadow import Window, shadow
+    from triage.evaluation.shadow_fetch import IssueCache
+
+    from shadow_world import FSDP, NCCL, OTHER_BOT, OWN_BOT
+
+    gh = fake_github
+    gh.add_user(OWN_BOT, user_type="Bot")
+    gh.add_user("our-machine-user")  # the bot's own account when it runs with a person's kind of token
+    made = {}
+    for key, text in (("own", FSDP), ("other", NCCL), ("changed", FSDP), ("nobody", NCCL), ("machine", FSDP),
+                      ("late", NCCL)):
+        made[key] = gh.add_issue(REPO, title=text[0], body=text[1])["number"]
+        gh.label_issue(REPO, made[key], Q, actor="alice")
+    # the bot itself labelled it, nobody else: not yet triaged by people
+    for label in (PAR, "module: fsdp", "ptd-bot-triaged"):
+        gh.label_issue(REPO, made["own"], label, actor=OWN_BOT)
+    # another bot routed it to parallelisms; a person routed it to infra: the person's answer is the gold
+    gh.label_issue(REPO, made["other"], PAR, actor=OTHER_BOT, actor_type="Bot")
+    gh.add_comment(REPO, made["other"], "Before anyone triaged: it only fails with 2 nodes.", author="reporter")
+    gh.add_comment(REPO, made["other"], "[bot] ran the repro", author=OTHER_BOT, author_type="Bot")
+    gh.label_issue(REPO, made["other"], INF, actor="bob")
+    gh.label_issue(REPO, made["other"], "module: nccl", actor="bob")
+    gh.add_comment(REPO, made["other"], "After triage: thanks!", author="bob")
+    # a person added module: ddp, then took it back and added fsdp
+    gh.label_issue(REPO, made["changed"], PAR, actor="carol")
+    gh.label_issue(REPO, made["changed"], "module: ddp", actor="carol")
+    gh.label_issue(REPO, made["changed"], "module: ddp", actor="carol", remove=True)
+    gh.label_issue(REPO, made["changed"], "module: fsdp", actor="carol")
+    gh.close_issue(REPO, made["changed"], actor="carol")
+    # the bot's own account is a User: named with --bot-login, its labels are not people's
+    gh.label_issue(REPO, made["machine"], PAR, actor="our-machine-user")
+    # triaged in the window; a person's later change (after the window) does not count
+    gh.label_issue(REPO, made["late"], INF, actor="alice")
+    since, until = _window_of(gh, REPO, made.values())
+    gh.label_issue(REPO, made["late"], INF, actor="bob", remove=True)
+    gh.label_issue(REPO, made["late"], "high priority", actor="bob")
+
+    document, run = shadow(github_client, load_bundle(), Window(REPO, since, until), cache=IssueCache(None, REPO),
+                           own_logins=(OWN_BOT, "our-machine-user"))
+    assert document["issues"] == 6 and document["not_yet_triaged"] == 3  # own, nobody, machine
+    rows = {row.snapshot.number: row for row in run.rows}
+    assert {n for n, row in rows.items() if run.triaged[row.id]} == {made["other"], made["changed"], made["late"]}
+    other = rows[made["other"]]
+    assert other.gold.route == "infra" and PAR not in other.gold.labels  # the other bot's label is not gold
+    assert [c.body for c in other.snapshot.comments] == ["Before anyone triaged: it only fails with 2 nodes."]
+    assert other.snapshot.labels == (Q,)  # as it stood when queued: the other bot's label came later
+    changed = rows[made["changed"]]
+    assert changed.gold.modules == ("module: fsdp",) and changed.snapshot.labels == (Q,)
+    late = rows[made["late"]]
+    assert late.gold.route == "infra" and not late.gold.high_priority  # as it stood at the end of the window
+    assert rows[made["own"]].snapshot.labels == (Q,)  # the bot's labels came after: undone
+    not_triaged = {f"{REPO}#{made[k]}" for k in ("own", "nobody", "machine")}
+    assert not not_triaged & {d["id"] for d in document["disagreements"]}
+    assert not_triaged <= {item["id"] for item in document["would_write"]["issues"]}
+    assert sum(s["total"] for s in document["steps"].values()) == 3 + 1 + 3 + 3 + 3  # modules: changed only
+    assert fake_github.writes() == []
+
+
+def test_bad_input_is_one_line_and_reads_nothing(fake_github, tmp_path):
+    for args, words in ((("--since", "yesterday"), "--since"), (("--since", "2026-02-01", "--until", "2026-01-01"),
+                                                                  "window is empty"),
+                        (("--json", str(tmp_path / "no" / "such" / "r.json")), "existing folder")):
+        result = shadow_cli(fake_github, *args)
+        assert result.returncode == 2 and result.stdout == "", args
+        (line,) = result.stderr.strip().splitlines()
+        assert words in line, (args, line)
+    assert fake_github.requests == []
+    failed = shadow_cli(fake_github, "--since", "2026-01-01", env_extra={"GITHUB_TOKEN": "wrong"})
+    assert failed.returncode == 1 and "401" in failed.stderr and failed.stdout == ""
+
+
+def test_the_budget_stops_a_run_cleanly_and_the_next_one_goes_on_from_the_cache(tmp_path):
+    from fakegithub import RateLimits
+
+    with FakeGitHub(rate_limits=RateLimits(core_per_hour=90)) as gh:
+        world = build_window(gh, 60, repo=REPO)
+        window = ("--since", world.since, "--until", world.until, "--cache", str(tmp_path / "c"), "--json")
+        first = shadow_cli(gh, *window, str(tmp_path / "first.json"), "--max-wait", "0")
+        assert first.returncode == 0, first.stderr
+        report = json.loads((tmp_path / "first.json").read_text())
+        assert report["examined"] == 40 and report["left"] == 21  # 90 - the reserve of 50
+        assert "stopped early" in first.stderr and "API budget" in report["stopped"]
+        assert not gh.limits_tripped  # stopped by its own reserve, never refused by GitHub
+        gh._core.start -= 3600  # an hour later
+        second = shadow_cli(gh, *window, str(tmp_path / "second.json"), "--max-wait", "0")
+        assert second.returncode == 0, second.stderr
+        again = json.loads((tmp_path / "second.json").read_text())
+        assert again["stopped"] is None and again["from_cache"] == 40 and again["examined"] == 61
+        assert not gh.violations

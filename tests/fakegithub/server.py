@@ -195,6 +195,7 @@ class FakeGitHub:
         self._repos: dict[str, _Repo] = {}
         self._users: dict[str, dict] = {}
         self._tokens: dict[str, str] = {}
+        self._read_only: set[str] = set()  # tokens whose writes are refused (403), see add_token
         self._faults: list[Fault] = []
         self.requests: list[LoggedRequest] = []
         self.violations: list[str] = []
@@ -246,11 +247,14 @@ class FakeGitHub:
                 self._users[login] = objects.user(login, self._next_id(), user_type)
             return self._users[login]
 
-    def add_token(self, token: str, login: str) -> None:
-        """Make `token` authenticate as `login` (created as a User if unknown)."""
+    def add_token(self, token: str, login: str, *, read_only: bool = False) -> None:
+        """Make `token` authenticate as `login` (created as a User if unknown). `read_only`: a token with only read
+        permissions (a workflow's `permissions: issues: read`): every write is refused as GitHub refuses it."""
         with self._lock:
             self.add_user(login)
             self._tokens[token] = login
+            if read_only:
+                self._read_only.add(token)
 
     def add_repo(self, full_name: str, *, default_role: str = "read") -> None:
         with self._lock:
@@ -470,6 +474,8 @@ class FakeGitHub:
             try:
                 entry.user = self._authenticate(headers.get("Authorization"))
                 rate_headers = self._spend(method, path)
+                if method in WRITE_METHODS and self._token_of(headers.get("Authorization")) in self._read_only:
+                    raise ApiError(403, "Resource not accessible by integration")
                 if body_error:
                     raise ApiError(400, body_error)
                 status, out_headers, out_body = self._dispatch(method, path, query, body, entry.user)
@@ -526,6 +532,10 @@ class FakeGitHub:
         """The x-ratelimit-* headers as the next answer would carry them (for tests)."""
         with self._lock:
             return (self._search if resource == "search" else self._core).headers(self.clock(), resource)
+
+    @staticmethod
+    def _token_of(authorization: str | None) -> str:
+        return (authorization or "").partition(" ")[2].strip()
 
     def _authenticate(self, authorization: str | None) -> str:
         scheme, _, token = (authorization or "").partition(" ")

@@ -46,23 +46,24 @@ class Window:
     limit: int | None = None  # read at most this many issues the search finds
 
 
-def window_bounds(since: str | None, until: str | None, now: datetime | None = None) -> tuple[str, str]:
+def window_bounds(since: str | None, until: str | None, now: datetime | None = None, *,
+                  names: tuple[str, str] = ("--since", "--until")) -> tuple[str, str]:
     """(since, until) as UTC timestamps: `until` defaults to now (a date alone means the end of that day), `since`
-    to DEFAULT_DAYS days before `until`. ValueError (one line, naming the option) for a bad date or an empty
-    window."""
+    to DEFAULT_DAYS days before `until`. ValueError (one line, naming the option or input, `names`) for a bad
+    date or an empty window."""
     now = now or datetime.now(timezone.utc)
     try:
         end = parse_not_before(until) if until else now.strftime(STAMP)
         if until and len(until.strip()) == 10:  # a date: the whole day is in the window
             end = (_parse(end) + timedelta(days=1, seconds=-1)).strftime(STAMP)
     except ValueError as exc:
-        raise ValueError(f"--until {exc}") from None
+        raise ValueError(f"{names[1]} {exc}") from None
     try:
         start = parse_not_before(since) if since else (_parse(end) - timedelta(days=DEFAULT_DAYS)).strftime(STAMP)
     except ValueError as exc:
-        raise ValueError(f"--since {exc}") from None
+        raise ValueError(f"{names[0]} {exc}") from None
     if start > end:
-        raise ValueError(f"--since ({start}) is after --until ({end}): the window is empty")
+        raise ValueError(f"{names[0]} ({start}) is after {names[1]} ({end}): the window is empty")
     return start, end
 
 

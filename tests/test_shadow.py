@@ -276,3 +276,66 @@ def test_the_budget_stops_a_run_cleanly_and_the_next_one_goes_on_from_the_cache(
         again = json.loads((tmp_path / "second.json").read_text())
         assert again["stopped"] is None and again["from_cache"] == 40 and again["examined"] == 61
         assert not gh.violations
+
+
+def test_a_progress_bar_on_a_terminal_only(fake_github, tmp_path):
+    import pty
+
+    world = build_window(fake_github, 12, repo=REPO)
+    leader, follower = pty.openpty()
+    env = {**os.environ, "GITHUB_API_URL": fake_github.url, "GITHUB_TOKEN": fake_github.token}
+    env.pop("GITHUB_ACTIONS", None)
+    proc = subprocess.run([sys.executable, "-m", "triage", "shadow", "--repo", REPO, "--since", world.since,
+                           "--until", world.until, "--limit", "5"], cwd=ROOT, stdout=subprocess.PIPE,
+                          stderr=follower, env=env, timeout=120, text=True)
+    os.close(follower)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(leader)
+    assert proc.returncode == 0
+    assert b"\rreading issues [" in shown and b"] 5/5" in shown  # --limit 5: five issues read, then it stopped
+    assert "stopped early, 8 issue(s) not read: --limit (5) reached" in proc.stdout
+
+
+def _document(disagreements: int, title: str = "FSDP | <b>hang</b> `x`") -> dict:
+    step = {"agree": 1, "total": 2, "rate": 0.5}
+    item = {"id": f"{REPO}#1", "url": "https://github.com/acme/widgets/issues/1", "title": title,
+            "steps": {"routing": {"bot": "infra", "people": "parallelisms"}},
+            "bot": {"labels": ["oncall: distributed infra"], "comment": None, "outcome": "routed",
+                    "reasons": ["step 2: infra | <img src=x>"] * 3},
+            "people": ["oncall: distributed parallelisms"]}
+    return {"repo": REPO, "since": "2026-01-01T00:00:00Z", "until": "2026-03-31T23:59:59Z", "planner": "rubric",
+            "issues": 2, "triaged_by_people": 2, "not_yet_triaged": 0, "found": 2, "examined": 2,
+            "outside_window": 0, "from_cache": 0, "left": 0, "stopped": None, "requests": 3,
+            "steps": {"routing": {**step, "columns": ["infra", "none"], "confusion": {"parallelisms": {"infra": 1,
+                                                                                                    "none": 0}}},
+                      "modules": {**step, "precision": 1.0, "recall": 0.5, "tp": 1, "fp": 0, "fn": 1},
+                      "type": step, "flag": step, "reproduction": step},
+            "disagreements": [item] * disagreements,
+            "would_write": {"labels": disagreements, "comments": 0,
+                            "issues": [{**item["bot"], "id": item["id"], "url": item["url"], "title": title,
+                                        "triaged_by_people": False}] * disagreements},
+            "cannot_rebuild": ["titles and bodies are as they are today"]}
+
+
+def test_the_markdown_escapes_issue_text_and_keeps_under_its_cap():
+    from triage.evaluation.shadow_render import render_markdown
+
+    text = render_markdown(_document(1))
+    assert "FSDP \\| \\<b\\>hang\\</b\\> \\`x\\`" in text and "\\<img src=x\\>" in text
+    assert not re.search(r"(?<!\\)<(img|b)[ >]", text)  # every tag from issue or planner text is escaped
+    assert "| routing \\(sub-oncall\\) | 1 | 2 | 0.500 |" in text
+    assert "(not yet triaged by people)" in text
+    big = _document(5000)
+    whole = render_markdown(big)
+    capped = render_markdown(big, cap=200_000, rest_in="/tmp/runner/ptd-triage-shadow.json")
+    assert len(whole.encode()) > 200_000 >= len(capped.encode())
+    assert "more rows left out to stay under GitHub's step summary limit; every row is in" in capped
+    assert capped.count("| [#1]") < whole.count("| [#1]") and "### Not rebuilt" in capped

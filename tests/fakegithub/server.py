@@ -492,6 +492,12 @@ class FakeGitHub:
             status, out_headers, out_body = fault.status, dict(fault.headers), fault.body
 
         route = contract.match_route(method, path)
+        # The stand-in's own headers (a test's injected fault says what that test wants said, headers and all).
+        header_problems = [] if fault is not None else contract.header_errors(route[0] if route else None, status,
+                                                                             out_headers, path)
+        if header_problems:
+            with self._lock:
+                self.violations.append(f"{method} {path} -> {status} headers: " + "; ".join(header_problems[:3]))
         if route is not None:
             problems = contract.response_errors(route[0], status, out_body)
             if problems:

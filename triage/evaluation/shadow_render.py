@@ -54,7 +54,7 @@ def headline(doc: dict) -> list[str]:
              f"{doc['triaged_by_people']} triaged by people, {doc['not_yet_triaged']} not yet triaged by people "
              "(planned, not compared)",
              f"the search found {doc['found']}; {doc['outside_window']} of those read entered the queue outside the "
-             f"window; {doc['from_cache']} read from the cache; {doc['requests']} API requests"]
+             f"window; {doc['from_cache']} read from the cache; API requests: {doc['requests']}"]
     if doc["stopped"]:
         lines.append(f"stopped early, {doc['left']} issue(s) not read: {doc['stopped']} (re-run with the same "
                      "--cache to read the rest)")

@@ -88,7 +88,10 @@ def run(args: argparse.Namespace) -> int:
     if args.save:
         from triage.evaluation.dataset import write_dataset
 
-        count = write_dataset(args.save, saved_rows(shadow_run))
+        try:
+            count = write_dataset(args.save, saved_rows(shadow_run))
+        except OSError as exc:
+            raise CliError(f"{args.save}: cannot write dataset ({exc.strerror or exc})", status=1) from None
         print(f"ptd-triage shadow: {count} issues triaged by people saved to {args.save}", file=sys.stderr)
     sys.stdout.write(render_text(document))
     if shadow_run.stopped:

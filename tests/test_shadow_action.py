@@ -50,6 +50,14 @@ def test_mode_shadow_writes_only_the_summary_and_the_report_with_a_read_only_tok
                              inputs={"github-token": READ_ONLY})
         assert refused.returncode == 1 and "403" in refused.stdout + refused.stderr
 
+        # the queue-label input names the queue, as in the other modes
+        other = run_action(gh, tmp_path, "schedule", schedule_payload(),
+                           inputs={**inputs, "queue-label": "oncall: elsewhere"})
+        assert other.returncode == 0, other.stderr
+        (search,) = [r for r in other.requests if r.path == "/search/issues"]
+        assert 'label:"oncall: elsewhere"' in search.query["q"]
+        assert json.loads((tmp_path / "s.json").read_text())["issues"] == 0
+
 
 def test_mode_shadow_on_an_issue_event_or_a_bad_window_is_one_error_line(fake_github, tmp_path):
     fake_github.add_issue(REPO, 1, title="x", body="y", labels=["oncall: distributed"])

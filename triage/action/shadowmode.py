@@ -13,6 +13,7 @@ May import: the standard library, `triage.action.*`, `triage.evaluation.shadow`,
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Mapping
 
@@ -49,6 +50,8 @@ def run_shadow(settings: Settings, environ: Mapping[str, str], reporter: Reporte
         raise ActionError(f"input shadow-file {str(path)!r} is not a file in an existing folder")
     client = github_client(settings)
     bundle, source = load_bundle(settings, client)
+    if settings.queue_label and settings.queue_label != bundle.labels.queue_label:  # the input wins, as elsewhere
+        bundle = replace(bundle, labels=replace(bundle.labels, queue_label=settings.queue_label))
     planner = planner_for_settings(settings, environ)
     check_model_prompt(planner, bundle)
     cache = IssueCache(Path(settings.shadow_cache) if settings.shadow_cache else None, settings.repo)

@@ -34,9 +34,10 @@ ACTION = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
 INPUTS = {"github-token", "queue-label", "rubric", "labels", "templates", "dry-run", "max-issues", "issue-number",
           "force", "config", "command", "bot-login", "issue-timeout", "sweep-timeout", "not-before", "not-before-mode",
           "mode", "plans-file", "planner", "llm-provider", "llm-model", "llm-base-url", "llm-api-key",
-          "llm-max-calls", "llm-timeout", "llm-output-mode", "llm-price-input", "llm-price-output"}
+          "llm-max-calls", "llm-timeout", "llm-output-mode", "llm-price-input", "llm-price-output",
+          "shadow-since", "shadow-until", "shadow-file", "shadow-cache"}
 OUTPUTS = {"outcome", "labels-added", "sub-oncall", "modules", "plan", "triaged", "flagged", "failed", "left",
-           "plans", "plans-file", "planned", "plan-file", "summary-file"}
+           "plans", "plans-file", "planned", "plan-file", "summary-file", "shadow-file"}
 
 
 def _triage_step() -> dict:

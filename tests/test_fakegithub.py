@@ -258,3 +258,37 @@ def test_client_reports_bad_token_without_retrying(fake_github):
     client = GitHubClient("ghs_not_valid", fake_github.url, sleep=lambda s: pytest.fail("must not sleep"))
     with pytest.raises(GitHubError, match=r"\(401\): Bad credentials"):
         client.get_issue(REPO, 24)
+
+
+def test_headers_are_checked_against_the_description():
+    """The stand-in's rate-limit headers and Link headers are checked like its bodies (issue 32): a header that
+    breaks them would be recorded as a violation."""
+    from fakegithub import contract
+
+    timeline = "GET /repos/{owner}/{repo}/issues/{issue_number}/timeline"
+    path = "/repos/o/r/issues/1/timeline"
+    good = {"x-ratelimit-limit": "1000", "x-ratelimit-remaining": "998", "x-ratelimit-used": "2",
+            "x-ratelimit-reset": "1767229200", "x-ratelimit-resource": "core",
+            "Link": f'<http://127.0.0.1:1{path}?per_page=100&page=2>; rel="next"'}
+    assert contract.header_errors(timeline, 200, good, path) == []
+    assert contract.header_errors(timeline, 200, {**good, "x-ratelimit-remaining": "5"}, path)
+    assert contract.header_errors(timeline, 200, {"x-ratelimit-limit": "1000"}, path)
+    assert contract.header_errors(timeline, 200, {**good, "x-ratelimit-resource": "mystery"}, path)
+    assert contract.header_errors(timeline, 200, {**good, "Link": "<x>; rel=next"}, path)
+    assert contract.header_errors("GET /repos/{owner}/{repo}/issues/{issue_number}", 200,
+                                  {"Link": good["Link"]}, "/repos/o/r/issues/1")
+
+
+def test_a_long_timeline_pages_with_link_headers_and_every_answer_is_checked(fake_github):
+    fake_github.add_issue(REPO, 9, labels=["oncall: distributed"])
+    for n in range(120):
+        fake_github.label_issue(REPO, 9, f"l{n}", actor="maintainer" if n % 2 else "dependabot[bot]",
+                                actor_type="User" if n % 2 else "Bot")
+    fake_github.close_issue(REPO, 9)
+    first = api(fake_github, "GET", f"/repos/{REPO}/issues/9/timeline", params={"per_page": 100})
+    assert len(first.json()) == 100 and 'rel="next"' in first.headers["Link"]
+    second = requests.get(first.links["next"]["url"], headers={"Authorization": f"Bearer {fake_github.token}"})
+    assert [item["event"] for item in second.json()][-1] == "closed" and len(second.json()) == 21
+    assert fake_github.issue(REPO, 9)["state_reason"] == "completed" and fake_github.issue(REPO, 9)["closed_at"]
+    assert {second.headers["x-ratelimit-resource"], first.headers["x-ratelimit-limit"]} == {"core", "5000"}
+    assert fake_github.violations == []

@@ -296,6 +296,18 @@ def test_reserve_reached_raises_budget_exhausted_with_nothing_sent(stand_in):
     assert not stand_in.limits_tripped and stand_in.vclock.slept == []
 
 
+def test_the_reserve_is_kept_in_the_core_budget_not_the_search_budget(stand_in):
+    """A sweep's (or shadow's) reserve of 50 is for the event runs' hourly core budget; the search budget is 30 a
+    minute, so a reserve there would make every search page wait for the minute to end. The search waits only
+    once it is spent."""
+    seed(stand_in, 3)
+    client = on_stand_in(stand_in)
+    with client.reserve(50):
+        for _ in range(3):
+            client.search_page(f"repo:{REPO} is:issue")
+    assert client.rates["search"].remaining == 27 and stand_in.vclock.slept == []
+
+
 @with_options(rate_limits=RateLimits(core_per_hour=6))
 def test_a_scoped_reserve_holds_inside_its_block_only(stand_in):
     """`reserve(n)` (a sweep's reserve for the event runs after it) refuses inside the block and is gone after it;

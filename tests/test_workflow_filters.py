@@ -156,6 +156,7 @@ def _expressions_in(template: str) -> list[str]:
 LABELED, COMMENTED, SWEEP = "ptd-triage-labeled.yml", "ptd-triage-retriage-command.yml", "ptd-triage-sweep.yml"
 PLAN_APPLY = "ptd-triage-llm-plan-apply.yml"  # issue 8's two-job form: planned by a model, applied by a writer
 BEDROCK = "ptd-triage-bedrock-plan-apply.yml"  # the same form with a model on Bedrock through OIDC
+SHADOW = "ptd-triage-shadow.yml"  # issue 32: weekly, read-only
 
 CASES = [
     # (id, workflow, event name, payload, job starts)
@@ -193,6 +194,9 @@ CASES = [
     ("issue event to the comment workflow", COMMENTED, "issues", labeled(QUEUE), False),
     ("comment to the label workflow", LABELED, "issue_comment", comment(COMMAND), False),
     ("issue event to the sweep", SWEEP, "issues", labeled(QUEUE), False),
+    ("shadow: schedule", SHADOW, "schedule", schedule(), True),
+    ("shadow: dispatch", SHADOW, "workflow_dispatch", dispatch({"since": ""}), True),
+    ("shadow: issue event", SHADOW, "issues", labeled(QUEUE), False),
 ]
 
 

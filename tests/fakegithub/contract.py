@@ -11,7 +11,7 @@ import functools
 import json
 import re
 from pathlib import Path
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
 from jsonschema import Draft202012Validator
 
@@ -98,6 +98,52 @@ def request_body_errors(op_key: str, body) -> list[str]:
         required = (operations()[op_key].get("requestBody") or {}).get("required")
         return ["request body is required"] if required else []
     return _errors(validator, body)
+
+
+@functools.cache
+def rate_limit_facts() -> dict:
+    return _load("rate-limits.json")
+
+
+_LINK_RE = re.compile(r'<([^>]+)>; rel="(next|prev|first|last)"')
+
+
+def header_errors(op_key: str | None, status: int, headers: dict[str, str], path: str) -> list[str]:
+    """Contract violations of a response's headers, [] when they agree:
+    - the `x-ratelimit-*` headers (GitHub Docs, rate-limits.json): when any is sent, all five are, the numbers are
+      integers with remaining = limit - used, and the resource is one of GET /rate_limit's resources;
+    - `Link` (documented on the paged operations): only on an operation that documents it, each part
+      `<URL>; rel="next|prev|first|last"`, every URL the request's own path with a `page` parameter."""
+    found: list[str] = []
+    lower = {name.lower(): value for name, value in headers.items()}
+    names = ("x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-used", "x-ratelimit-reset",
+             "x-ratelimit-resource")
+    if any(name in lower for name in names):
+        missing = [name for name in names if name not in lower]
+        if missing:
+            found.append(f"rate-limit headers without {', '.join(missing)}")
+        else:
+            numbers = {name: lower[name] for name in names[:4]}
+            if not all(value.isdigit() for value in numbers.values()):
+                found.append(f"rate-limit headers that are not integers: {numbers}")
+            elif int(numbers["x-ratelimit-remaining"]) != int(numbers["x-ratelimit-limit"]) - int(
+                    numbers["x-ratelimit-used"]):
+                found.append(f"x-ratelimit-remaining is not limit - used: {numbers}")
+            if lower["x-ratelimit-resource"] not in rate_limit_facts()["rate_limit_resources_in_GET_rate_limit_schema"]:
+                found.append(f"unknown x-ratelimit-resource {lower['x-ratelimit-resource']!r}")
+    if "link" in lower:
+        documented = op_key is not None and "Link" in (operations()[op_key]["responses"].get(str(status)) or {}).get(
+            "headers", [])
+        if not documented and path != "/search/issues":  # the search pages too; its description omits it
+            found.append(f"a Link header on {op_key or path}, which documents none")
+        parts = [part.strip() for part in lower["link"].split(",")]
+        for part in parts:
+            match = _LINK_RE.fullmatch(part)
+            if not match:
+                found.append(f"malformed Link part {part!r}")
+            elif urlsplit(match[1]).path != path or "page=" not in urlsplit(match[1]).query:
+                found.append(f"Link {match[2]} points elsewhere: {match[1]}")
+    return found
 
 
 def response_errors(op_key: str, status: int, body) -> list[str]:

@@ -77,6 +77,17 @@ def label_event(repo_api: str, event_id: int, *, event: str, label_obj: dict, ac
     return obj
 
 
+def state_event(repo_api: str, event_id: int, *, event: str, actor: dict, created_at: str,
+                reason: str | None = None) -> dict:
+    """A `closed`/`reopened` issue event (GitHub's state-change issue event): an event without a label."""
+    obj = example(EVENTS_OP)[0]
+    obj.pop("label", None)
+    obj.update(id=event_id, node_id=f"CE_{event_id}", url=f"{repo_api}/issues/events/{event_id}", actor=actor,
+               event=event, commit_id=None, commit_url=None, created_at=created_at, performed_via_github_app=None,
+               state_reason=reason)
+    return obj
+
+
 def comment_timeline_item(comment_obj: dict) -> dict:
     """A comment as the timeline shows it (event "commented")."""
     return dict(comment_obj, event="commented", actor=comment_obj["user"])

@@ -175,7 +175,7 @@ class FakeGitHub:
 
     def __init__(self, *, token: str = DEFAULT_TOKEN, bot_login: str = DEFAULT_BOT,
                  rate_limits: RateLimits | None = None, clock=None, search_mode: str = "immediate",
-                 search_lag_seconds: float = 0.0, search_lag_requests: int = 0):
+                 search_lag_seconds: float = 0.0, search_lag_requests: int = 0, epoch: datetime | None = None):
         if search_mode not in SEARCH_MODES:
             raise ValueError(f"search_mode must be one of {SEARCH_MODES}, not {search_mode!r}")
         self._lock = threading.RLock()
@@ -191,9 +191,11 @@ class FakeGitHub:
         self._pending_index: list[tuple[float, int, int, str, dict]] = []  # (time, request no, id, repo, issue)
         self._ids = 1000
         self._ticks = 0
+        self.epoch = epoch or _EPOCH  # the first timestamp; each write is one second later (`_now`)
         self._repos: dict[str, _Repo] = {}
         self._users: dict[str, dict] = {}
         self._tokens: dict[str, str] = {}
+        self._read_only: set[str] = set()  # tokens whose writes are refused (403), see add_token
         self._faults: list[Fault] = []
         self.requests: list[LoggedRequest] = []
         self.violations: list[str] = []
@@ -237,7 +239,7 @@ class FakeGitHub:
     def _now(self) -> str:
         """A deterministic clock: one second per write, so `updated_at` visibly changes."""
         self._ticks += 1
-        return (_EPOCH + timedelta(seconds=self._ticks)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return (self.epoch + timedelta(seconds=self._ticks)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
     def add_user(self, login: str, *, user_type: str = "User") -> dict:
         with self._lock:
@@ -245,11 +247,14 @@ class FakeGitHub:
                 self._users[login] = objects.user(login, self._next_id(), user_type)
             return self._users[login]
 
-    def add_token(self, token: str, login: str) -> None:
-        """Make `token` authenticate as `login` (created as a User if unknown)."""
+    def add_token(self, token: str, login: str, *, read_only: bool = False) -> None:
+        """Make `token` authenticate as `login` (created as a User if unknown). `read_only`: a token with only read
+        permissions (a workflow's `permissions: issues: read`): every write is refused as GitHub refuses it."""
         with self._lock:
             self.add_user(login)
             self._tokens[token] = login
+            if read_only:
+                self._read_only.add(token)
 
     def add_repo(self, full_name: str, *, default_role: str = "read") -> None:
         with self._lock:
@@ -287,6 +292,8 @@ class FakeGitHub:
             obj = objects.issue(repo_state.api, repo, number, self._next_id(), title=title, body=body,
                                 author=self.add_user(author, user_type=author_type), labels=label_objs,
                                 state=state, created_at=self._now(), pull_request=pull_request)
+            if state == "closed":  # closed as it was opened: GitHub sets when and why
+                obj.update(closed_at=obj["created_at"], state_reason="completed")
             repo_state.issues[number] = _Issue(obj, repo)
             self._search_index[obj["id"]] = (repo, json.loads(json.dumps(obj)))  # seeded state is indexed
             return obj
@@ -326,6 +333,37 @@ class FakeGitHub:
         with self._lock:
             return self._record_label_event(repo, number, self.add_label(repo, label), event, self.add_user(actor))
 
+    def label_issue(self, repo: str, number: int, label: str, *, actor: str, actor_type: str = "User",
+                    remove: bool = False) -> dict | None:
+        """What a person (or another bot) does in the web UI: add or remove a label on the issue, which GitHub
+        records as a `labeled`/`unlabeled` event by `actor` (on the events endpoint and the timeline) and which
+        moves `updated_at`. Adding a label the issue has, or removing one it has not, changes nothing (None)."""
+        with self._lock:
+            issue = self._issue(repo, number)
+            label_obj = self.add_label(repo, label)
+            carried = [l for l in issue.obj["labels"] if l["name"].lower() == label.lower()]
+            if bool(carried) != remove:  # GitHub records no event for a label already there (or already gone)
+                return None
+            if remove:
+                issue.obj["labels"] = [l for l in issue.obj["labels"] if l not in carried]
+            else:
+                issue.obj["labels"].append(dict(label_obj))
+            return self._record_label_event(repo, number, label_obj, "unlabeled" if remove else "labeled",
+                                            self.add_user(actor, user_type=actor_type))
+
+    def close_issue(self, repo: str, number: int, *, actor: str = "maintainer", reason: str = "completed") -> dict:
+        """Close the issue as `actor` would: state, `closed_at`, `closed_by`, `state_reason`, and a `closed` event
+        (GitHub's state-change issue event) on the events endpoint and the timeline."""
+        with self._lock:
+            issue, by = self._issue(repo, number), self.add_user(actor)
+            obj = objects.state_event(self._repos[repo].api, self._next_id(), event="closed", actor=by,
+                                      created_at=self._touch(issue), reason=reason)
+            issue.obj.update(state="closed", closed_at=obj["created_at"], closed_by=by, state_reason=reason)
+            self._index_later(issue)
+            issue.events.append(obj)
+            issue.timeline.append(obj)
+            return obj
+
     # ---- inspection --------------------------------------------------------------------------------------------
 
     def _issue(self, repo: str, number: int) -> _Issue:
@@ -345,6 +383,9 @@ class FakeGitHub:
 
     def events(self, repo: str, number: int) -> list[dict]:
         return list(self._issue(repo, number).events)
+
+    def timeline(self, repo: str, number: int) -> list[dict]:
+        return list(self._issue(repo, number).timeline)
 
     def repo_labels(self, repo: str) -> list[str]:
         return [label["name"] for label in self._repo(repo).labels.values()]
@@ -433,6 +474,8 @@ class FakeGitHub:
             try:
                 entry.user = self._authenticate(headers.get("Authorization"))
                 rate_headers = self._spend(method, path)
+                if method in WRITE_METHODS and self._token_of(headers.get("Authorization")) in self._read_only:
+                    raise ApiError(403, "Resource not accessible by integration")
                 if body_error:
                     raise ApiError(400, body_error)
                 status, out_headers, out_body = self._dispatch(method, path, query, body, entry.user)
@@ -449,6 +492,12 @@ class FakeGitHub:
             status, out_headers, out_body = fault.status, dict(fault.headers), fault.body
 
         route = contract.match_route(method, path)
+        # The stand-in's own headers (a test's injected fault says what that test wants said, headers and all).
+        header_problems = [] if fault is not None else contract.header_errors(route[0] if route else None, status,
+                                                                             out_headers, path)
+        if header_problems:
+            with self._lock:
+                self.violations.append(f"{method} {path} -> {status} headers: " + "; ".join(header_problems[:3]))
         if route is not None:
             problems = contract.response_errors(route[0], status, out_body)
             if problems:
@@ -489,6 +538,10 @@ class FakeGitHub:
         """The x-ratelimit-* headers as the next answer would carry them (for tests)."""
         with self._lock:
             return (self._search if resource == "search" else self._core).headers(self.clock(), resource)
+
+    @staticmethod
+    def _token_of(authorization: str | None) -> str:
+        return (authorization or "").partition(" ")[2].strip()
 
     def _authenticate(self, authorization: str | None) -> str:
         scheme, _, token = (authorization or "").partition(" ")
@@ -762,7 +815,7 @@ class FakeGitHub:
 
 def _search_matches(q: str, repo: str, issue: dict) -> bool:
     """The search qualifiers the project uses: repo:, is:issue/pr/open/closed, state:, label:, -label:,
-    created:>=/>/<=/< (ISO 8601 timestamps), free text.
+    created: and updated: with >=/>/<=/< (ISO 8601 timestamps), free text.
     Anything else is refused loudly (422) rather than silently ignored."""
     labels = {label["name"].lower() for label in issue["labels"]}
     for negated, key, value, quoted, word in _QUALIFIER_RE.findall(q):
@@ -780,11 +833,12 @@ def _search_matches(q: str, repo: str, issue: dict) -> bool:
             ok = issue["state"] == value
         elif key in ("is", "type") and value in ("issue", "pr"):
             ok = ("pull_request" in issue) == (value == "pr")
-        elif key == "created" and value[:2] in (">=", "<=") or key == "created" and value[:1] in (">", "<"):
-            # GitHub's date-range qualifier with an ISO 8601 timestamp (the sweep pages by key with it).
+        elif key in ("created", "updated") and (value[:2] in (">=", "<=") or value[:1] in (">", "<")):
+            # GitHub's date-range qualifiers with an ISO 8601 timestamp (the sweep pages by key with created:;
+            # shadow narrows its window with updated:).
             op = value[:2] if value[:2] in (">=", "<=") else value[:1]
-            when, created = value[len(op):], issue["created_at"]
-            ok = {">=": created >= when, "<=": created <= when, ">": created > when, "<": created < when}[op]
+            when, stamp = value[len(op):], issue[f"{key}_at"]
+            ok = {">=": stamp >= when, "<=": stamp <= when, ">": stamp > when, "<": stamp < when}[op]
         else:
             raise ApiError(422, f"the stand-in does not support the search qualifier {key}:{value}")
         if ok == bool(negated):

@@ -151,6 +151,10 @@ def main(environ: Mapping[str, str] | None = None) -> int:
         if settings.mode == "apply":  # issues: write, no model credentials: its own event decides, plans propose
             result = run_apply(settings, reporter, plans_path(settings, env), event, action, payload)
             return report_result(result, reporter, f"{title} (apply)")
+        if settings.mode == "shadow":  # read-only: the queue's history against its people, nothing written
+            from triage.action.shadowmode import run_shadow
+
+            return run_shadow(settings, env, reporter, event)
         if settings.mode == "plan":  # read-only: plan with the configured planner, save the plans, write nothing
             result, count = run_plan(settings, env, reporter, payload, event, action)
             path = plans_path(settings, env)

@@ -108,6 +108,11 @@ class Settings:
     llm_timeout: float = 60.0  # total seconds of one model call
     llm_output_mode: str = "auto"  # auto (json_schema) | json_schema | tool
     llm_prices: tuple[float, float] | None = None  # US dollars per million input, output tokens
+    # Issue 32: mode shadow (triage.action.shadowmode): the window, where the JSON report goes, the cache folder.
+    shadow_since: str = ""
+    shadow_until: str = ""
+    shadow_file: str = ""
+    shadow_cache: str = ""
 
 
 def check_repo(repo: str, *, source: str = "GITHUB_REPOSITORY") -> str:
@@ -158,10 +163,11 @@ def settings_from_environ(environ: Mapping[str, str]) -> Settings:
         planner=get_input(environ, "planner") or "rubric",
         **cutoff_settings(environ),
         **llm_settings(environ),
+        **{f"shadow_{name}": get_input(environ, f"shadow-{name}") for name in ("since", "until", "file", "cache")},
     )
 
 
-MODES = ("triage", "plan", "apply")
+MODES = ("triage", "plan", "apply", "shadow")
 
 
 def cutoff_settings(environ: Mapping[str, str]) -> dict:

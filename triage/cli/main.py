@@ -19,6 +19,7 @@ COMMAND_MODULES = [
     "triage.cli.commands.plan",
     "triage.cli.commands.eval",
     "triage.cli.commands.replay",
+    "triage.cli.commands.shadow",
     "triage.cli.commands.sweep",
     "triage.cli.commands.validate",
     "triage.cli.commands.labels",

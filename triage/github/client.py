@@ -51,6 +51,10 @@ class GitHubClient(GitHubTransport):
     def list_events(self, repo: str, number: int) -> list[dict]:
         return list(self._paginate(self._issue_path(repo, number, "/events")))
 
+    def list_timeline(self, repo: str, number: int) -> list[dict]:
+        """The issue's timeline: label events, comments (with their bodies), closes, renames..., oldest first."""
+        return list(self._paginate(self._issue_path(repo, number, "/timeline")))
+
     def list_repo_labels(self, repo: str) -> list[dict]:
         return list(self._paginate(self._repo_path(repo, "/labels")))
 

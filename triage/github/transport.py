@@ -162,10 +162,12 @@ class GitHubTransport:
     def _reserve(self) -> int:
         return max(self.min_remaining, self.scoped_reserve)
 
-    def _reserve_wait(self, rate: RateInfo | None, requests: int, now: float) -> float:
-        """Seconds until `requests` more calls leave the reserve untouched: 0 when they do now (or the window has
-        reset since GitHub's last answer), else until the window resets (a whole-second timestamp)."""
-        if rate is None or rate.remaining - requests >= self._reserve() or now >= rate.reset:
+    def _reserve_wait(self, rate: RateInfo | None, requests: int, now: float, reserve: int | None = None) -> float:
+        """Seconds until `requests` more calls leave the reserve (`reserve`, default the core budget's) untouched:
+        0 when they do now (or the window has reset since GitHub's last answer), else until the window resets (a
+        whole-second timestamp)."""
+        keep = self._reserve() if reserve is None else reserve
+        if rate is None or rate.remaining - requests >= keep or now >= rate.reset:
             return 0.0
         return rate.reset - now + 1.0
 
@@ -209,7 +211,9 @@ class GitHubTransport:
         (and within the deadline), else refuse with nothing sent."""
         rate = self.rates.get("search" if kind == "search" else "core")
         now = self._clock()
-        wait = self._reserve_wait(rate, 1, now)
+        # The reserve is kept in the hourly core budget, which the event runs after a sweep spend; the search
+        # budget (30 a minute) is only waited for once it is spent: a reserve of 50 in it would wait every time.
+        wait = self._reserve_wait(rate, 1, now, 0 if kind == "search" else None)
         if wait <= 0:
             return
         if self._may_wait(wait, now):

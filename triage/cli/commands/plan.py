@@ -39,7 +39,8 @@ def register(subparsers) -> None:
 def format_text(plan: Plan, title: str, words=None) -> str:
     """The plan for a person: the outcome in the queue's words (`words`, triage.config.words.QueueWords)."""
     lines = [f"#{plan.issue} {title}", f"  outcome:    {words.outcome(plan.outcome) if words else plan.outcome}"]
-    lines.append(f"  sub-oncall: {plan.sub_oncall or '-'}")
+    team = f"{words.team if words else 'team'}:"  # the queue's word for it (rubric `words.team`)
+    lines.append(f"  {team:<11} {plan.sub_oncall or '-'}")
     if plan.modules:
         lines.append(f"  modules:    {', '.join(plan.modules)} ({plan.confidence} confidence)")
     lines.append(f"  add labels: {', '.join(plan.add_labels) if plan.add_labels else '(none)'}")

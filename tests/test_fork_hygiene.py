@@ -192,3 +192,50 @@ def test_the_dispatched_labels_sync_is_a_dry_run_by_default_and_creates_with_the
     assert run.returncode == 0, run.stdout + run.stderr
     assert "ptd-bot-skip" in fake_github.repo_labels(REPO)
     assert "created" in run.summary and "--apply" not in run.summary
+
+
+# ---- the configuration checked on pull requests ---------------------------------------------------------------
+
+
+def _validate_step() -> tuple[dict, str]:
+    wf = load_workflow((ROOT / "examples" / "workflows" / "ptd-triage-validate.yml").read_text(encoding="utf-8"))
+    (job,) = wf["jobs"].values()
+    step = next(s for s in job["steps"] if s.get("name") == "Validate")
+    return {k: str(v) for k, v in wf["env"].items()}, step["run"]
+
+
+def _checkout(tmp_path: Path, text: str) -> Path:
+    repo = tmp_path / "checkout"
+    (repo / ".github").mkdir(parents=True)
+    (repo / ".github" / "ptd-triage.yml").write_text(text, encoding="utf-8")
+    return repo
+
+
+def _run_step(repo: Path) -> subprocess.CompletedProcess:
+    import os
+
+    env, script = _validate_step()
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    return subprocess.run(["bash", "-e", "-c", script], cwd=repo, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **env, "PATH": path, "GITHUB_ACTIONS": "true"})
+
+
+def test_the_validate_workflow_annotates_the_broken_line(tmp_path):
+    broken = "extends: pt2\nrubric:\n  modules:\n    medium: 9\n    high: 3\n"  # medium above high
+    proc = _run_step(_checkout(tmp_path, broken))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    (annotation,) = [line for line in proc.stdout.splitlines() if line.startswith("::error")]
+    assert annotation.startswith("::error file=.github/ptd-triage.yml,line=4,title=ptd-triage validate::")
+    assert "modules.medium must not exceed modules.high" in annotation
+
+
+def test_the_validate_workflow_passes_a_good_configuration(tmp_path):
+    proc = _run_step(_checkout(tmp_path, "extends: pt2\ncommand: /compile-retriage\n"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "::error" not in proc.stdout and proc.stdout.startswith("ok: ")
+
+
+def test_an_unreadable_file_is_annotated_on_its_line_too(tmp_path):
+    proc = _run_step(_checkout(tmp_path, "extends: pt2\nrubric: [unclosed\n"))
+    (annotation,) = [line for line in proc.stdout.splitlines() if line.startswith("::error")]
+    assert annotation.startswith("::error file=.github/ptd-triage.yml,line="), annotation

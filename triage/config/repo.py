@@ -247,7 +247,7 @@ def describe_source(config: Located | None, *, rubric: str | None = None, labels
     parts = [f"the bundled '{name}' queue" if kind == "bundled" else "the whole queue" if kind == "none"
              else f"{name}:{path}"]
     if config is None and not (rubric or labels or templates):
-        parts.append("(the default: no `config` input names a repository configuration)")
+        parts.append("(the default: no config input names a repository configuration)")
     if config is not None:
         parts.append(f"defined in {config.file}" if kind == "none" else f"changed by {config.file}")
     given = [f"{name} {value}" for name, value in (("rubric", rubric), ("labels", labels), ("templates", templates))

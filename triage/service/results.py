@@ -36,6 +36,7 @@ class IssueResult:
     before_cutoff: bool = False  # created before not-before (labels-only mode): its comment was dropped
     words: QueueWords | None = None  # the queue's words for the outcome (the plan keeps the stable value)
     marker: str = ""  # the queue's marker label (the summary names it once instead of in every row)
+    criteria: dict[str, str] = field(default_factory=dict)  # step 5's criteria: id -> the rubric's description
 
     @property
     def triaged(self) -> bool:

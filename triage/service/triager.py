@@ -97,7 +97,7 @@ class Triager:
         ends up in `error`, with whatever was written before it, so a sweep goes on and reports the truth.
         `cutoff`: an issue created before it gets labels but no comment (the sweep's labels-only not-before)."""
         result = IssueResult(number=number, dry_run=self.dry_run, forced=force, words=self.words,
-                             marker=self.bundle.labels.marker)
+                             marker=self.bundle.labels.marker, criteria=self.bundle.rubric.criteria_descriptions)
         before = self.client.request_count
         started = time.monotonic()
         try:

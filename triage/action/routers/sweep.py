@@ -49,8 +49,8 @@ def sweep(context: Context) -> Result:
     skip = context.bundle.labels.skip
     notes = [f"query: {done.query}", f"budget: {s.max_issues} issues",
              f"issues carrying '{skip}' are left out of the search: a person opted them out"]
-    if done.not_before:
-        notes.append(cutoff_line(done))
+    if done.not_before:  # the log's line; the step summary says it in its first lines (triage.action.summary)
+        context.reporter.info(f"ptd-triage: {cutoff_line(done)}")
     if done.stopped:
         notes.append(f"stopped early: {done.stopped}")
     return Result("sweep", sweep=done, notes=notes)

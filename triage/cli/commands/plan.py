@@ -21,7 +21,8 @@ def register(subparsers) -> None:
         help="plan issues offline (no token, no network)",
         description=(
             "Plan what the bot would add to each issue. FILE is a GitHub REST issue, a snapshot "
-            '{"issue": ..., "comments": [...]}, an Actions event payload, or a .jsonl file with one of those per line.'
+            '{"issue": ..., "comments": [...]}, an Actions event payload, or a .jsonl file with one of those per line; '
+            "- reads standard input (one of those, or one per line)."
         ),
     )
     parser.add_argument("files", nargs="+", metavar="FILE")

@@ -139,7 +139,7 @@ def test_the_single_issue_view(fake_github, tmp_path):
     assert run.returncode == 0, run.stdout + run.stderr
     blocks, _ = read(run.summary)
     assert blocks[0].tag == "h2" and "dry run" in blocks[0].text
-    assert [b.text for b in blocks[1:3]] == ["No issue would need a person.",
+    assert [b.text for b in blocks[1:3]] == ["No person needed.",
                                              "1 comment would be posted: needs_distributed_reproduction"]
     assert blocks[3].tag == "h3" and blocks[3].text.startswith("#7 ")
     (table,) = _tables(blocks)

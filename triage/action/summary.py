@@ -173,6 +173,8 @@ def lead(results, dry_run: bool, sweep=None) -> list[str]:
         detail = ", ".join(f"{count} {kind}" for kind, count in kinds.items())
         verb = "would need" if dry_run else "needs" if len(waiting) == 1 else "need"
         need = f"**{len(waiting)} of {len(results)} {verb} a person**: {md_escape(detail)}"
+    elif sweep is None:
+        need = "**No person needed.**"
     else:
         need = "**No issue would need a person.**" if dry_run else "**No issue needs a person.**"
     posted = sum(1 for r in results if r.comment_posted and not r.error)

@@ -9,13 +9,19 @@ and headless Chromium takes the screenshots. Regenerate after changing the summa
 
     pip install -e '.[test]'           # markdown-it-py and the stand-in's dependencies
     apt-get install -y chromium        # Debian's Chromium, headless
-    python scripts/render_summary_pictures.py [--out docs/images]
+    python scripts/render_summary_pictures.py [--out docs/images] [--issues FILE] [--backlog N]
 
-Writes summary-sweep.png, summary-issue.png and comment.png (each kept under about 150 KB: a fixed width, no scaling, five issues).
+The sweep's issues come from a data file (default scripts/summary-sweep-issues.jsonl): JSON lines, one issue each,
+{"title": ..., "body": ..., "comments": [{"author": ..., "body": ...} or "text", ...]}, all in the queue. Before them
+the stand-in gets `--backlog` older queue issues (default 14), and the sweep runs with `not-before` set to the day
+the data file's issues were opened, as a repository going live on a backlog would: the summary's first lines then
+show what the cut-off left out. Writes summary-sweep.png, summary-issue.png and comment.png (a fixed width, no
+scaling).
 """
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import shutil
 import subprocess
@@ -26,17 +32,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from actionrun import (FSDP_WITH_REPRO, NEEDS_REPRO, NOT_DISTRIBUTED, REPO, dispatch_payload,  # noqa: E402
-                       run_action, schedule_payload, seed_issue)
+from actionrun import REPO, dispatch_payload, run_action, schedule_payload, seed_issue  # noqa: E402
 from fakegithub import FakeGitHub  # noqa: E402
-from sim.timeline import TEXTS  # noqa: E402
 from summaryhtml import to_html  # noqa: E402
 
 WIDTH = 960
-SWEEP = [TEXTS["hp_no_repro"], NOT_DISTRIBUTED, NEEDS_REPRO, TEXTS["vague"],
-         ("FSDP2 | fully_shard `reshard_after_forward` <b>hangs</b> on 2 nodes after the first optimizer step "
-          "with NCCL", FSDP_WITH_REPRO[1])]
-COMMENTED = 3  # the issue whose triage is shown on its own, with the comment it got
+ISSUES = ROOT / "scripts" / "summary-sweep-issues.jsonl"
+BACKLOG_TEXT = ("DDP training slower after upgrade", "Our DDP job got slower since the last release.")
+DAY = 86400
 
 CSS = """
 body { margin: 0; padding: 16px; background: #fff; color: #1f2328; width: %(width)spx; box-sizing: border-box;
@@ -97,27 +100,58 @@ def screenshot(chromium: str, html_text: str, out: Path, work: Path) -> None:
     print(f"{out}: {WIDTH}x{height}, {out.stat().st_size // 1024} KB")
 
 
+def read_issues(path: Path) -> list[dict]:
+    issues = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    for i, issue in enumerate(issues, 1):
+        if not isinstance(issue.get("title"), str) or not isinstance(issue.get("body"), str):
+            raise SystemExit(f"{path}:{i}: each line needs a \"title\" and a \"body\" (strings)")
+    return issues
+
+
+def _asks_for_repro(outputs: dict, number: int) -> bool:
+    """The issue shown on its own: the first one the sweep would ask for a reproduction and not flag."""
+    plans = {p.get("issue"): p for p in json.loads(outputs.get("plan") or "[]")}
+    plan = plans.get(number) or {}
+    comment = plan.get("comment") or {}
+    return "reproduction" in str(comment.get("template", "")) and plan.get("outcome") != "high_priority"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "images")
+    parser.add_argument("--issues", type=Path, default=ISSUES, help="the sweep's issues (JSON lines)")
+    parser.add_argument("--backlog", type=int, default=14, help="older queue issues the not-before cut-off leaves")
     args = parser.parse_args(argv)
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if not chromium:
         print("render_summary_pictures: error: no chromium on PATH (apt-get install -y chromium)", file=sys.stderr)
         return 1
     args.out.mkdir(parents=True, exist_ok=True)
+    issues = read_issues(args.issues)
     with tempfile.TemporaryDirectory() as temp, FakeGitHub() as fake:
         work = Path(temp)
-        for number, scenario in enumerate(SWEEP, 1):
-            seed_issue(fake, number, scenario)
-        sweep = run_action(fake, work, "schedule", schedule_payload(), inputs={"dry-run": "true"})
+        for number in range(1, args.backlog + 1):  # the backlog: opened long before the workflow was added
+            seed_issue(fake, number, BACKLOG_TEXT)
+        # The stand-in's clock ticks one second per write: move it on to a new day, the day the workflow is added.
+        fake._ticks = (fake._ticks // DAY + 30) * DAY
+        first = args.backlog + 1
+        for number, issue in enumerate(issues, first):
+            seed_issue(fake, number, (issue["title"], issue["body"]))
+            for comment in issue.get("comments") or ():
+                author, body = (comment.get("author", "reporter"), comment["body"]) if isinstance(comment, dict) \
+                    else ("reporter", str(comment))
+                fake.add_comment(REPO, number, body, author=author)
+        not_before = fake.issue(REPO, first)["created_at"][:10]
+        sweep = run_action(fake, work, "schedule", schedule_payload(),
+                           inputs={"dry-run": "true", "not-before": not_before if args.backlog else ""})
+        commented = next((n for n, issue in enumerate(issues, first) if _asks_for_repro(sweep.outputs, n)), first)
         one = run_action(fake, work, "workflow_dispatch", dispatch_payload(),
-                         inputs={"issue-number": str(COMMENTED)})
+                         inputs={"issue-number": str(commented)})
         for run in (sweep, one):
             if run.returncode != 0:
                 print(run.stdout + run.stderr, file=sys.stderr)
                 return 1
-        comment = fake.comments(REPO, COMMENTED)[-1]["body"]
+        comment = fake.comments(REPO, commented)[-1]["body"]
         screenshot(chromium, page(to_html(sweep.summary), frame=SUMMARY_FRAME), args.out / "summary-sweep.png", work)
         screenshot(chromium, page(to_html(one.summary), frame=SUMMARY_FRAME), args.out / "summary-issue.png", work)
         # The comment as GitHub renders a comment: markdown with its HTML comments (the template's marker) hidden.

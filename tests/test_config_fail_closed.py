@@ -93,7 +93,7 @@ def test_without_the_config_input_the_run_says_which_queue_it_uses(fake_github, 
     run = run_action(fake_github, tmp_path, "issues", issues_payload(fake_github, 1, "labeled", label=QUEUE))
     assert run.returncode == 0, run.stdout + run.stderr
     notices = [line for line in run.stdout.splitlines() if line.startswith("::notice::")]
-    assert any("the bundled 'distributed' queue (the default: no `config` input" in n for n in notices), notices
+    assert any("the bundled 'distributed' queue (the default: no config input" in n for n in notices), notices
     assert "the bundled 'distributed' queue" in run.summary
     assert not any("/contents/" in call for call in run.calls())  # no configuration read without the input
 

@@ -117,7 +117,7 @@ def test_next_page_of_a_huge_hostile_header_is_quick():
 
     started = time.perf_counter()
     assert d.next_page({"Link": "<" * 200_000 + ";rel=" * 100_000}) is None
-    assert time.perf_counter() - started < 0.5
+    assert time.perf_counter() - started < 10  # a hang guard: quadratic work on 700,000 characters takes hours
 
 
 def test_error_message_is_one_bounded_line():

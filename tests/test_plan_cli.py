@@ -165,3 +165,31 @@ def test_an_issue_outside_the_queue_is_not_planned_and_the_plan_says_why(tmp_pat
     assert "not in the queue" in plan["reasons"][0] and "#31 is not in the queue" in proc.stderr
     custom = json.loads(cli(outside, "--queue-label", "bug").stdout)
     assert custom["add_labels"]  # with that queue label it is queued, and planned
+
+
+def _stdin(text: str, *args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "triage", "plan", *map(str, args), "-"], input=text,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_plan_reads_standard_input_as_one_issue_or_json_lines():
+    root = Path(__file__).resolve().parents[1]
+    one = (root / "examples" / "issues" / "ddp-slow-no-repro.json").read_text(encoding="utf-8")
+    from_file = cli(root / "examples" / "issues" / "ddp-slow-no-repro.json")
+    piped = _stdin(one)
+    assert piped.returncode == 0, piped.stderr
+    assert json.loads(piped.stdout)["add_labels"] == json.loads(from_file.stdout)["add_labels"]
+    lines = (root / "examples" / "queues" / "storage" / "sample-issues.jsonl").read_text(encoding="utf-8")
+    many = _stdin(lines, "--config", root / "examples" / "queues" / "storage")
+    assert many.returncode == 0, many.stderr
+    assert len(many.stdout.splitlines()) == len([line for line in lines.splitlines() if line.strip()])
+
+
+@pytest.mark.parametrize("text,expected", [("", "-: standard input is empty"),
+                                           ("{not json", "-: not valid JSON"),
+                                           (json.dumps(rest_issue("DDP hangs", "x")) + "\n{oops\n",
+                                            "-:2: not valid JSON")])
+def test_bad_standard_input_is_one_line(text, expected):
+    proc = _stdin(text)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith(f"ptd-triage: error: {expected}"), proc.stderr

@@ -174,7 +174,7 @@ def test_labels_unknown_role(tmp_path):
 def test_labels_not_json(tmp_path):
     path = tmp_path / "labels.json"
     path.write_text("{not json")
-    _expect_config_error("not valid YAML/JSON", path, labels=path)
+    _expect_config_error("labels.json:1: not valid JSON", path, labels=path)  # read as JSON (issue 31)
 
 
 def test_labels_without_a_module_the_rubric_uses(tmp_path):

@@ -51,33 +51,65 @@ def test_a_twenty_issue_sweep_reads_in_the_order_a_maintainer_acts(fake_github, 
     headline = blocks[0]
     assert headline.tag == "h2" and ("dry run" in headline.text) is dry
 
+    # First, what a person must do, what the bot says in public (issue 31): two lines under the headline.
+    need, said = blocks[1], blocks[2]
+    assert need.tag == said.tag == "li"
+    waiting = re.fullmatch(r"(\d+) of 20 (would need|needs|need) a person: (.+)", need.text)
+    assert waiting and waiting.group(2) == ("would need" if dry else "need"), need.text
+    assert "possibly high priority" in waiting.group(3) and "not distributed" in waiting.group(3)
+    commented = re.fullmatch(r"(\d+) comments (would be|were) posted, listed below", said.text)
+    assert commented and commented.group(2) == ("would be" if dry else "were"), said.text
+
     # Every count says what the run did, or would have done: a dry run never says "triaged 20".
     counts = next(b.text for b in blocks if b.text.startswith("Found 20"))
     if dry:
-        assert "would triage 20" in counts and "would comment on" in counts and "Nothing was written" in counts
+        assert "would triage 20" in counts and "Nothing was written" in counts
         assert not re.search(r"(?<!would )\btriaged \d", run.summary) and "found 20, would triage 20" in run.stdout
     else:
         assert "triaged 20" in counts and "would" not in counts
 
-    # What needs a person first, each with its reason, then every issue with its comment.
+    # What needs a person first, with its reason and what the bot adds and posts; then the comments; then every
+    # issue with its comment.
     sections = [b for b in _before_details(blocks) if b.tag == "h3"]
     assert re.fullmatch(r"(Would need|Needs) a person \(\d+\)", sections[0].text), sections
-    assert sections[1].text == ("Would triage (20)" if dry else "Triaged (20)")
-    person, every = _tables(blocks)[:2]
-    assert person.header == ["Issue", "Why"]
+    assert sections[0].text.endswith(f"({waiting.group(1)})")
+    assert sections[1].text == (f"Would post ({commented.group(1)} comments)" if dry else
+                                f"Posted ({commented.group(1)} comments)")
+    assert sections[2].text == ("Would triage (20)" if dry else "Triaged (20)")
+    person, comments, every = _tables(blocks)[:3]
+    labels_head = "Would add" if dry else "Labels added"
+    comment_head = "Would post" if dry else "Comment posted"
+    assert person.header == ["Issue", "Why", labels_head, comment_head]
+    assert len(person.rows) == int(waiting.group(1))
     reasons = [row[1] for row in person.rows]
     assert any(r.startswith("possibly high priority: ") for r in reasons)
     assert any(r.startswith("not distributed: not in the queue") for r in reasons)
-    assert all(r for r in reasons)
-    labels_head = "Would add" if dry else "Labels added"
-    comment_head = "Would post" if dry else "Comment posted"
+    assert all(r for r in reasons) and all(row[2] != "-" for row in person.rows)
+    # The rubric's description of a criterion, never its id; the hold explained once, above the table.
+    assert not any(re.search(r"\b[a-z]+_[a-z_]+\b", r) for r in reasons if "high priority" in r), reasons
+    assert any("crash, segfault or illegal memory access" in r for r in reasons), reasons
+    assert "no marker until a person looks" not in run.summary
+    hold = [b.text for b in blocks if "get the review label and no marker" in b.text or
+            "gets the review label and no marker" in b.text]
+    assert len(hold) == 1
+    assert comments.header == ["Issue", "Comment", "What it says"]
+    assert len(comments.rows) == int(commented.group(1))
+    assert {row[2] for row in comments.rows} == {"asks the reporter for a reproduction",
+                                                 "that it looks not distributed; a maintainer moves it"}
     assert every.header == ["Issue", "Outcome", labels_head, comment_head]
     assert len(every.rows) == 20 and all(len(row) == 4 for row in every.rows)  # a title's pipe splits no row
     posted = {row[3] for row in every.rows}
     assert "not_distributed" in posted and "needs_distributed_reproduction" in posted and "-" in posted
+    flagged = sum(1 for row in every.rows if row[1] == "high_priority")
+    assert f"(not to the {flagged} flagged as possibly high priority)" in run.summary
+
+    # Each sentence once: no paragraph, list item or cell text is repeated outside the tables' own columns.
+    paragraphs = [b.text for b in _before_details(blocks) if b.tag in ("p", "li")]
+    assert len(paragraphs) == len(set(paragraphs)), paragraphs
 
     # The marker is named once, above the table, not in each row.
-    shown = [b for b in _before_details(blocks) if MARKER in (b.text + " ".join(sum(b.rows, [])))]
+    shown = [b for b in _before_details(blocks) if MARKER in (b.text + " ".join(sum(b.rows, [])))
+             and "ptd-bot-skip" not in b.text]
     assert len(shown) == 1 and shown[0].tag == "p" and "left out of the table" in shown[0].text
 
     # A hostile title is text: no element of its own, cut at a word boundary with an ellipsis.
@@ -107,12 +139,20 @@ def test_the_single_issue_view(fake_github, tmp_path):
     assert run.returncode == 0, run.stdout + run.stderr
     blocks, _ = read(run.summary)
     assert blocks[0].tag == "h2" and "dry run" in blocks[0].text
-    assert blocks[1].tag == "h3" and blocks[1].text.startswith("#7 ")
+    assert [b.text for b in blocks[1:3]] == ["No person needed.",
+                                             "1 comment would be posted: needs_distributed_reproduction"]
+    assert blocks[3].tag == "h3" and blocks[3].text.startswith("#7 ")
     (table,) = _tables(blocks)
     assert table.header == ["Sub-oncall", "Modules", "Confidence", "Would add", "Would post"]
     assert len(table.rows) == 1 and table.rows[0][4] == "needs_distributed_reproduction"
     _assert_no_empty_header(blocks)
     assert "Forced re-triage" not in run.summary
+
+    seed_issue(fake_github, 8, TEXTS["vague"])
+    vague = run_action(fake_github, tmp_path, "workflow_dispatch", dispatch_payload(),
+                       inputs={"issue-number": "8", "dry-run": "true"})
+    assert read(vague.summary)[0][1].text == "Would need a person: module unclear: add the module label"
+    assert vague.summary.count("module unclear: add the module label") == 1  # in the first lines only
 
     forced = run_action(fake_github, tmp_path, "workflow_dispatch", dispatch_payload(),
                         inputs={"issue-number": "7", "dry-run": "true", "force": "true"})
@@ -230,9 +270,9 @@ def test_a_storage_queue_says_its_own_words():
 
 
 @pytest.mark.parametrize("kinds, expected", [
-    (("review_no_sub_oncall",), "no sub-oncall found: choose one"),
+    (("review_no_sub_oncall",), "no team found: choose one"),
     (("review_no_module",), "no module label: add one"),
-    (("review_no_sub_oncall", "review_no_module"), "no sub-oncall found: choose one; no module label: add one"),
+    (("review_no_sub_oncall", "review_no_module"), "no team found: choose one; no module label: add one"),
 ])
 def test_why_a_person_is_needed_comes_from_the_policys_records(kinds, expected):
     """The reason reads the policy's drop records (their kind), not the words they render to."""
@@ -248,6 +288,7 @@ def test_why_a_person_is_needed_comes_from_the_policys_records(kinds, expected):
 
 def test_a_flag_names_its_criteria_from_the_step_not_from_the_wording_of_its_reason():
     from triage.action.summary import attention
+    from triage.config.bundle import load_bundle
     from triage.core.plan import Plan
     from triage.core.steps import StepResult
     from triage.service.results import IssueResult
@@ -256,13 +297,22 @@ def test_a_flag_names_its_criteria_from_the_step_not_from_the_wording_of_its_rea
         plan = Plan(issue=1, outcome="high_priority", add_labels=("triage review",), steps=(step5,))
         return attention(IssueResult(number=1, plan=plan))
 
-    # The model's reason is free text: a word like "score" or "criteria:" in it decides nothing.
+    # The model's reason is free text: a word like "score" or "criteria:" in it decides nothing. A criterion is
+    # shown as the rubric describes it (IssueResult.criteria), an unknown one by its id in words.
     model = StepResult(5, "flag", ("triage review",), by="llm", criteria=("regression", "many_users"),
                        reason="step 5 (llm): flag — worked in 2.4 (score of users: criteria: none)")
-    assert why(model) == "possibly high priority: regression, many_users (no marker until a person looks)"
+    assert why(model) == "possibly high priority: regression; many users"
+    criteria = load_bundle().rubric.criteria_descriptions
+    plan = Plan(issue=1, outcome="high_priority", add_labels=("triage review",), steps=(model,))
+    assert attention(IssueResult(number=1, plan=plan, criteria=criteria)) == (
+        "possibly high priority: a regression from a prior version (worked in 2.x, broken in 2.y, or broken in the "
+        "nightly); many users affected, or a core distributed component broken")
     rubric = StepResult(5, "flag", ("triage review",), criteria=("multinode_hang",),
                         reason="step 5: possibly high priority — multinode_hang (score 4; ...) — a human must look first")
-    assert why(rubric) == "possibly high priority: multinode_hang (no marker until a person looks)"
+    plan = Plan(issue=1, outcome="high_priority", add_labels=("triage review",), steps=(rubric,))
+    assert attention(IssueResult(number=1, plan=plan, criteria=criteria)) == (
+        "possibly high priority: a hang affecting multi-node or multi-GPU training (NCCL timeout, deadlock in "
+        "collectives)")
     # Without criteria (an older plan), the reason is shown instead.
     bare = StepResult(5, "flag", ("triage review",), reason="step 5: flagged by hand")
-    assert why(bare) == "possibly high priority: flagged by hand (no marker until a person looks)"
+    assert why(bare) == "possibly high priority: flagged by hand"

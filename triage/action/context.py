@@ -22,11 +22,13 @@ from triage.core.snapshot import InputError, IssueSnapshot, snapshot_from_json
 
 @dataclass
 class Result:
-    kind: str  # "ignored" | "issue" | "sweep"
+    kind: str  # "ignored" | "issue" | "sweep" | "task" (a maintenance run: labels sync)
     issue: Any = None  # triage.service.triager.IssueResult
     sweep: Any = None  # triage.service.triager.SweepResult
     why: str = ""
     notes: list[str] = field(default_factory=list)
+    task: list[str] | None = None  # a maintenance run's report for the step summary (markdown lines)
+    dry_run: bool = False  # a maintenance run's: it only reported
 
     @property
     def results(self) -> list:

@@ -33,6 +33,12 @@ def report_result(result: Result, reporter: Reporter, title: str, *, rest_in: st
         reporter.set_outputs(ignored_outputs())
         reporter.write_summary(summary_markdown(title, [], [f"Ignored: {result.why}"]))
         return 0
+    if result.kind == "task":  # a maintenance run (labels sync): no issue triaged, and it says what it did
+        reporter.info(f"ptd-triage: {result.why}")
+        reporter.set_outputs(ignored_outputs())
+        reporter.write_summary(summary_markdown(f"{title}, labels sync", [], result.notes, dry_run=result.dry_run,
+                                                task=result.task))
+        return 0
     for note in result.notes:
         reporter.info(f"ptd-triage: {note}")
     fallbacks = model_fallbacks(result.results)

@@ -82,48 +82,65 @@ def _write_heads(dry_run: bool) -> tuple[str, str]:
 
 # ---- why a person is needed --------------------------------------------------------------------------------------
 
+HIGH_PRIORITY = "possibly high priority"  # the reasons' kinds, counted in the headline
+FAILED = "the triage failed"
 
-def attention(result) -> str | None:
-    """Why this issue needs a person, in the queue's words (None: it does not). Pure: from the plan's steps and the
-    policy's drops, which the planners already explain."""
+
+def reasons(result) -> list[tuple[str, str]]:
+    """(kind, reason) for each reason this issue needs a person, in the queue's words; empty: it does not. Pure:
+    from the plan's steps and the policy's drops, which the planners already explain."""
     if result.error:
-        return f"the triage failed: {cut(result.error, REASON_CHARS)}; a re-run completes it"
+        return [(FAILED, f"the triage failed: {cut(result.error, REASON_CHARS)}; a re-run completes it")]
     if not result.needs_person:
-        return None
+        return []
     # Here, not at the top: the vocabulary imports the labels' schema (jsonschema), which an ignored event, whose
     # run writes no summary, must not pay for (tests/test_entrypoint_inputs.py).
     from triage.core.drops import DropKind
     from triage.core.vocab import Confidence, Outcome
 
-    plan = result.plan
-    words = result.words
-    reasons = []
-    step5 = plan.step(5)
+    plan, words = result.plan, result.words
+    team = words.team if words else "team"
+    found = []
     if plan.outcome == Outcome.HIGH_PRIORITY:
-        reasons.append(_high_priority(step5))
+        found.append((HIGH_PRIORITY, _high_priority(plan.step(5), getattr(result, "criteria", None) or {})))
     if plan.outcome == Outcome.NOT_DISTRIBUTED:
         not_in_queue = words.not_in_queue if words else "not in this queue"
-        reasons.append(f"{not_in_queue}: not in the queue, move it to the right one")
+        found.append((not_in_queue, f"{not_in_queue}: not in the queue, move it to the right one"))
     step3 = plan.step(3)
     module_unclear = step3 is not None and step3.decision == Confidence.LOW
     if module_unclear:
-        reasons.append("module unclear: add the module label")
+        found.append(("module unclear", "module unclear: add the module label"))
     # The policy's records, not their wording (triage.core.drops).
     if plan.dropped(DropKind.REVIEW_NO_SUB_ONCALL):
-        reasons.append("no sub-oncall found: choose one")
+        found.append((f"no {team}", f"no {team} found: choose one"))
     if plan.dropped(DropKind.REVIEW_NO_MODULE) and not module_unclear:
-        reasons.append("no module label: add one")
-    if not reasons:
-        reasons.append("to review: " + cut(plan.explained[-1] if plan.explained else plan.outcome, REASON_CHARS))
-    return "; ".join(reasons)
+        found.append(("no module label", "no module label: add one"))
+    if not found:
+        found.append(("to review", "to review: " + cut(plan.explained[-1] if plan.explained else plan.outcome,
+                                                       REASON_CHARS)))
+    return found
 
 
-def _high_priority(step5) -> str:
+def attention(result) -> str | None:
+    """Why this issue needs a person, in one line (None: it does not)."""
+    found = reasons(result)
+    return "; ".join(text for _, text in found) if found else None
+
+
+def _criterion(name: str, criteria: dict) -> str:
+    """A criterion as the rubric describes it ("a hang affecting multi-node ..."), never its id."""
+    text = str(criteria.get(name) or name.replace("_", " ")).strip().rstrip(".")
+    first = text.split(" ", 1)[0]
+    return text if len(first) > 1 and first.isupper() else text[:1].lower() + text[1:]  # "NCCL ..." stays
+
+
+def _high_priority(step5, criteria: dict) -> str:
     """"possibly high priority: <criteria>" from step 5's result (the rubric's or the model's), else its reason."""
     if step5 is not None and step5.criteria:
-        return f"possibly high priority: {cut(', '.join(step5.criteria), 60)} (no marker until a person looks)"
+        said = "; ".join(_criterion(name, criteria) for name in step5.criteria)
+        return f"{HIGH_PRIORITY}: {cut(said, REASON_CHARS)}"
     said = re.sub(r"^step 5( \([^)]*\))?: ", "", step5.reason if step5 is not None else "")
-    return "possibly high priority" + (f": {cut(said, 80)}" if said else "") + " (no marker until a person looks)"
+    return HIGH_PRIORITY + (f": {cut(said, 80)}" if said else "")
 
 
 # ---- the counts ----------------------------------------------------------------------------------------------------
@@ -131,12 +148,58 @@ def _high_priority(step5) -> str:
 
 def counts_sentence(c: Counts, dry_run: bool) -> str:
     if dry_run:
-        return (f"**Found {c.found}** queue issue(s) to triage: **would triage {c.triaged}** (would comment on "
-                f"{c.commented}), {c.flagged} would wait for a person, {c.failed} failed, {c.skipped} skipped, "
-                f"{c.left} left for the next sweep. Nothing was written to GitHub.")
-    return (f"**Found {c.found}** queue issue(s) to triage: **triaged {c.triaged}** (commented on {c.commented}), "
-            f"{c.flagged} wait for a person, {c.failed} failed, {c.skipped} skipped, {c.left} left for the next "
-            f"sweep.")
+        return (f"Found {c.found} queue issue(s) to triage: would triage {c.triaged}, {c.failed} failed, "
+                f"{c.skipped} skipped, {c.left} left for the next sweep. Nothing was written to GitHub.")
+    return (f"Found {c.found} queue issue(s) to triage: triaged {c.triaged}, {c.failed} failed, {c.skipped} "
+            f"skipped, {c.left} left for the next sweep.")
+
+
+def _plural(count: int, one: str, many: str | None = None) -> str:
+    return f"{count} {one if count == 1 else (many or one + 's')}"
+
+
+def lead(results, dry_run: bool, sweep=None) -> list[str]:
+    """The first lines a person reads: what they must do, what the bot says in public, what a cut-off left out."""
+    results = [r for r in results if r.number]
+    waiting = [reasons(r) for r in results]
+    waiting = [found for found in waiting if found]
+    kinds: dict[str, int] = {}
+    for found in waiting:
+        for kind in dict.fromkeys(kind for kind, _ in found):
+            kinds[kind] = kinds.get(kind, 0) + 1
+    if waiting and sweep is None:  # one issue: why, in full
+        need = f"**{'Would need' if dry_run else 'Needs'} a person**: {md_escape(attention(results[0]) or '')}"
+    elif waiting:
+        detail = ", ".join(f"{count} {kind}" for kind, count in kinds.items())
+        verb = "would need" if dry_run else "needs" if len(waiting) == 1 else "need"
+        need = f"**{len(waiting)} of {len(results)} {verb} a person**: {md_escape(detail)}"
+    elif sweep is None:
+        need = "**No person needed.**"
+    else:
+        need = "**No issue would need a person.**" if dry_run else "**No issue needs a person.**"
+    posted = sum(1 for r in results if r.comment_posted and not r.error)
+    if dry_run:
+        said = f"**{_plural(posted, 'comment')} would be posted**" if posted else "**No comment would be posted.**"
+    else:
+        said = (f"**{_plural(posted, 'comment')} {'was' if posted == 1 else 'were'} posted**" if posted
+                else "**No comment was posted.**")
+    if posted and sweep is not None:
+        said += ", listed below"
+    elif posted:
+        said += f": {code(results[0].comment_posted)}"
+    lines = [f"- {need}", f"- {said}"]
+    if sweep is not None and sweep.not_before:
+        lines.append(f"- {_cutoff(sweep, dry_run)}")
+    return lines + [""]
+
+
+def _cutoff(sweep, dry_run: bool) -> str:
+    n, when = sweep.before_cutoff, md_escape(str(sweep.not_before).removesuffix("T00:00:00Z"))
+    if sweep.not_before_mode == "skip":
+        return f"**{_plural(n, 'queue issue')} created before {when} {'was' if n == 1 else 'were'} not triaged** " \
+               "(not-before)"
+    verb = "would get" if dry_run else "got"
+    return f"**{_plural(n, 'issue')} created before {when} {verb} labels and no comment** (not-before, labels-only)"
 
 
 # ---- the document ----------------------------------------------------------------------------------------------
@@ -158,6 +221,12 @@ def _headline(title: str, dry_run: bool) -> str:
     return f"## ptd-triage: {md_escape(title)}"
 
 
+def _team_word(result) -> str:
+    words = getattr(result, "words", None)
+    team = words.team if words else "team"
+    return team[:1].upper() + team[1:]
+
+
 def issue_block(result, *, level: str = "###", table: bool = True) -> str:
     """One issue: heading, what it got (or would get), and the steps with their evidence."""
     plan = result.plan
@@ -174,17 +243,17 @@ def issue_block(result, *, level: str = "###", table: bool = True) -> str:
     if plan is None:
         return "\n".join(lines) + "\n"
     why = attention(result)
-    if why and not result.error:
+    if why and not result.error and not table:
         lines += [f"**Needs a person:** {md_escape(why)}", ""]
     modules = ", ".join(code(m) for m in plan.modules) or "-"
     sub = code(plan.sub_oncall) if plan.sub_oncall else "-"
     if table:
         labels_head, comment_head = _write_heads(dry)
-        lines += [f"| Sub-oncall | Modules | Confidence | {labels_head} | {comment_head} |",
+        lines += [f"| {_team_word(result)} | Modules | Confidence | {labels_head} | {comment_head} |",
                   "| --- | --- | --- | --- | --- |",
                   f"| {sub} | {modules} | {plan.confidence or '-'} | {_labels(result)} | {_comment(result)} |", ""]
     else:
-        lines += [f"Sub-oncall {sub} · modules {modules} · confidence {plan.confidence or '-'}", ""]
+        lines += [f"{_team_word(result)} {sub} · modules {modules} · confidence {plan.confidence or '-'}", ""]
     extra = [f"Planner: {code(plan.planner)}"]
     deciders = sorted({getattr(step, "by", plan.planner) for step in plan.steps if not step.skipped})
     if deciders and deciders != ["rubric"]:
@@ -199,16 +268,21 @@ def issue_block(result, *, level: str = "###", table: bool = True) -> str:
 
 
 def summary_markdown(title: str, results, notes=(), *, sweep=None, dry_run: bool | None = None,
-                     cap: int | None = SUMMARY_CAP, rest_in: str = "") -> str:
+                     cap: int | None = SUMMARY_CAP, rest_in: str = "", task: list[str] | None = None) -> str:
     """The step summary. `cap`: its size in bytes at most (None: no cap); `rest_in`: where the whole summary is,
-    said in each line that counts what a cut section left out."""
+    said in each line that counts what a cut section left out. `task`: a maintenance run's report (labels sync),
+    markdown lines shown instead of the triage."""
     results = list(results)
     if dry_run is None:
         dry_run = bool(sweep.dry_run) if sweep is not None else any(r.dry_run for r in results)
     head = [_headline(title, dry_run), ""]
+    about = [_Section("lines about the run", ["### This run", ""], [f"- {md_escape(n)}" for n in notes], [""])]
+    if task is not None:
+        return _assemble(head + list(task), about, cap, rest_in)
+    if sweep is not None or any(r.plan is not None or r.error for r in results):
+        head += lead(results, dry_run, sweep)
     if sweep is not None:
         head += _sweep_head(sweep, dry_run)
-    about = [_Section("lines about the run", ["### This run", ""], [f"- {md_escape(n)}" for n in notes], [""])]
     if not results:
         if sweep is None or not sweep.found:
             head.append("No issue was triaged.")
@@ -230,20 +304,45 @@ def _sweep_head(sweep, dry_run: bool) -> list[str]:
     return lines + more + ([""] if more else [])
 
 
+def _says(result) -> str:
+    """What the comment tells the reporter, from the flow that posts it (the procedure has two comments)."""
+    from triage.core.vocab import Outcome
+
+    if result.plan is not None and result.plan.outcome == Outcome.NOT_DISTRIBUTED:
+        words = result.words
+        return f"that it looks {words.not_in_queue if words else 'not in this queue'}; a maintainer moves it"
+    return "asks the reporter for a reproduction"
+
+
 def _sweep_sections(results, dry_run: bool, marker: str) -> list[_Section]:
+    from triage.core.vocab import Outcome
+
+    labels_head, comment_head = _write_heads(dry_run)
     waiting = [(r, attention(r)) for r in results]
     waiting = [(r, why) for r, why in waiting if why]
+    flagged = sum(1 for r in results if r.plan is not None and not r.error and r.plan.outcome == Outcome.HIGH_PRIORITY)
     sections = []
     if waiting:
+        hold = (f"An issue flagged as {HIGH_PRIORITY} {'would get' if dry_run else 'gets'} the review label and no "
+                "marker, so that a sweep leaves it until a person acts." if flagged else "")
         sections.append(_Section(
             "issues that need a person",
-            [f"### {'Would need' if dry_run else 'Needs'} a person ({len(waiting)})", "", "| Issue | Why |",
-             "| --- | --- |"],
-            [f"| {issue_link(r)} | {md_escape(why)} |" for r, why in waiting], [""]))
-    labels_head, comment_head = _write_heads(dry_run)
+            [f"### {'Would need' if dry_run else 'Needs'} a person ({len(waiting)})", ""]
+            + ([hold, ""] if hold else [])
+            + [f"| Issue | Why | {labels_head} | {comment_head} |", "| --- | --- | --- | --- |"],
+            [f"| {issue_link(r)} | {md_escape(why)} | {_labels(r, marker)} | {_comment(r)} |" for r, why in waiting],
+            [""]))
+    commented = [r for r in results if r.comment_posted and not r.error]
+    if commented:
+        sections.append(_Section(
+            "comments",
+            [f"### {'Would post' if dry_run else 'Posted'} ({_plural(len(commented), 'comment')})", "",
+             "| Issue | Comment | What it says |", "| --- | --- | --- |"],
+            [f"| {issue_link(r)} | {_comment(r)} | {md_escape(_says(r))} |" for r in commented], [""]))
     marked = sum(1 for r in results if marker and marker in r.labels_written)
-    marker_line = (f"The marker {code(marker)} {'would be added' if dry_run else 'was added'} to {marked} of these "
-                   f"(not to one flagged as possibly high priority); it is left out of the table." if marker else "")
+    unmarked = f" (not to the {flagged} flagged as {HIGH_PRIORITY})" if flagged else ""
+    marker_line = (f"The marker {code(marker)} {'would be added' if dry_run else 'was added'} to {marked} of these"
+                   f"{unmarked}; it is left out of the table." if marker else "")
     sections.append(_Section(
         "rows of the table",
         [f"### {'Would triage' if dry_run else 'Triaged'} ({len(results)})", ""]

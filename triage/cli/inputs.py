@@ -1,4 +1,5 @@
-"""Reading issue files for the CLI: one JSON object per file, or one per line for `.jsonl`.
+"""Reading issue files for the CLI: one JSON object per file, or one per line for `.jsonl`; `-` is standard input
+(one object, or one per line).
 
 Errors name the file (and line) in one line; the caller prints them and exits 2.
 """
@@ -15,6 +16,9 @@ from triage.core.snapshot import IssueSnapshot, InputError, snapshot_from_json
 def read_records(path: str) -> Iterator[tuple[str, dict]]:
     """Yield (where, object) for each record in the file; `where` is 'file' or 'file:line'."""
     p = Path(path)
+    if path == "-":
+        yield from _stdin()
+        return
     try:
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -26,6 +30,27 @@ def read_records(path: str) -> Iterator[tuple[str, dict]]:
             yield f"{path}:{number}", _parse(line, f"{path}:{number}")
     else:
         yield path, _parse(text, path)
+
+
+def _stdin() -> Iterator[tuple[str, dict]]:
+    """Standard input: one JSON object (an issue, a snapshot, an event payload), or JSON lines (`gh api` with
+    `--jq '.[]' -c` writes one issue per line)."""
+    import sys
+
+    try:
+        text = sys.stdin.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"-: cannot read standard input ({getattr(exc, 'strerror', None) or exc})") from None
+    lines = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    if not lines:
+        raise InputError("-: standard input is empty (expected an issue as JSON, or one per line)")
+    try:
+        yield "-", _parse(text, "-")
+    except InputError:
+        if len(lines) == 1:
+            raise
+        for number, line in lines:  # not one object: JSON lines
+            yield f"-:{number}", _parse(line, f"-:{number}")
 
 
 MAX_INPUT_DEPTH = 64  # an issue as the REST API returns it nests 4 deep

@@ -20,9 +20,12 @@ class Role(StrEnum):
     MARKER = "marker"
     REVIEW = "review"
     REPRODUCTION = "reproduction"
+    SKIP = "skip"  # the opt-out label: people add it, the bot then writes nothing to the issue (never adds it)
 
 
 ROLES = tuple(r.value for r in Role)
+# The opt-out label when labels.json gives none the role `skip`: every queue honours one.
+DEFAULT_SKIP_LABEL = "ptd-bot-skip"
 TYPE_KINDS = ("feature", "enhancement", "performance")
 # Allowlists written before `kind` existed name PyTorch's type labels; their kind follows from the name.
 _LEGACY_KINDS = {"feature": "feature", "enhancement": "enhancement", "module: performance": "performance"}
@@ -95,7 +98,9 @@ class LabelSet:
 
     @property
     def names(self) -> frozenset[str]:
-        return frozenset(s.name for s in self.specs)
+        """The allowlist: every label the bot may add. The opt-out label (role `skip`) is listed in the file, so
+        that `labels sync` creates it, but only people add it: it is not in the allowlist."""
+        return frozenset(s.name for s in self.specs if s.role != Role.SKIP)
 
     def role(self, name: str) -> str | None:
         for spec in self.specs:
@@ -124,6 +129,19 @@ class LabelSet:
     @property
     def marker(self) -> str:
         return self._single(Role.MARKER)
+
+    @property
+    def skip(self) -> str:
+        """The opt-out label (role `skip`; `ptd-bot-skip` when the file names none): an issue that carries it gets
+        no write from any event, command, sweep or dispatch."""
+        found = self.with_role(Role.SKIP)
+        return found[0] if found else DEFAULT_SKIP_LABEL
+
+    def opted_out(self, issue_labels) -> bool:
+        """Whether an issue's labels include the opt-out label. Compared as GitHub compares label names (without
+        regard to case): an opt-out must never be missed for its spelling."""
+        skip = self.skip.casefold()
+        return any(isinstance(name, str) and name.casefold() == skip for name in issue_labels)
 
     @property
     def review(self) -> str:
@@ -179,6 +197,9 @@ def parse_labels(data: object, path: str) -> LabelSet:
         count = sum(1 for s in specs if s.role == role)
         if count != 1:
             raise LabelsError(f"{path}: exactly one label must have role '{role}' (found {count})")
+    skips = sum(1 for s in specs if s.role == Role.SKIP)
+    if skips > 1:
+        raise LabelsError(f"{path}: at most one label may have role '{Role.SKIP}' (found {skips})")
     for kind in TYPE_KINDS:
         count = sum(1 for s in specs if s.role == Role.TYPE and s.kind == kind)
         if count > 1:

@@ -36,7 +36,8 @@ from pathlib import Path
 
 from jsonschema import Draft202012Validator
 
-from triage.config.bundle import Bundle, ConfigError, DEFAULT_QUEUE, bundled_queue, compile_sources, read_sources
+from triage.config.bundle import (Bundle, ConfigError, DEFAULT_QUEUE, bundled_queue, bundled_queues, compile_sources,
+                                  read_sources)
 from triage.config.names import LABEL_NAME_PATTERN
 from triage.config.source import Located, SourceError, load_document, merge, parse_document
 from triage.config.validate import Problem, QueueSources, schema_message
@@ -82,8 +83,8 @@ def parse_repo_config(text: str, file: str = REPO_CONFIG_PATH) -> Located:
     except SourceError as exc:
         raise ConfigError(str(exc)) from None
     if doc.data is None:  # an empty file (or only comments) configures nothing: never read as "the default"
-        raise ConfigError(f"{file}: is empty (it configures nothing); give it a queue, or stop naming it in "
-                          "the `config` input to run the bundled distributed queue")
+        raise ConfigError(f"{file}: is empty (it configures nothing): give it a queue (docs/forking.md), or "
+                          "correct the `config` input; nothing was written")
     problems = schema_problems(doc)
     if problems:
         raise ConfigError(str(problems[0]))
@@ -177,7 +178,7 @@ def sources_for(config: Located | None, *, base: QueueSources | None = None, rub
                               "only the Action reads (through the contents API)")
         if kind == "none":
             _require_whole(config)
-        base = empty_sources(config.file) if kind == "none" else bundled_sources(name)
+        base = empty_sources(config.file) if kind == "none" else _bundled_base(config, name)
     sources = layer(base, config) if config is not None else base
     if rubric or labels or templates:  # the Action's inputs: whole files, they replace what is layered
         folder = bundled_queue(name if kind == "bundled" else DEFAULT_QUEUE)
@@ -191,6 +192,20 @@ def sources_for(config: Located | None, *, base: QueueSources | None = None, rub
                                explicit.template_files if templates else sources.template_files,
                                sources.prompt)
     return sources
+
+
+def _bundled_base(config: Located | None, name: str) -> QueueSources:
+    """The bundled queue `config` extends; a name that is none is the file's own error, on its line."""
+    try:
+        return bundled_sources(name)
+    except ConfigError as exc:
+        if config is None:
+            raise
+        key = "extends" if "extends" in config.data else "queue"
+        file, line = config.where((key,))
+        raise ConfigError(f"{file}:{line}: {key}: no bundled queue '{name}' (bundled: "
+                          f"{', '.join(bundled_queues())}); or `none` for a whole queue in this file, or "
+                          "OWNER/REPO[:PATH] for another repository's") from exc
 
 
 def _require_whole(config: Located) -> None:
@@ -232,7 +247,7 @@ def describe_source(config: Located | None, *, rubric: str | None = None, labels
     parts = [f"the bundled '{name}' queue" if kind == "bundled" else "the whole queue" if kind == "none"
              else f"{name}:{path}"]
     if config is None and not (rubric or labels or templates):
-        parts.append("(the default: no `config` input names a repository configuration)")
+        parts.append("(the default: no config input names a repository configuration)")
     if config is not None:
         parts.append(f"defined in {config.file}" if kind == "none" else f"changed by {config.file}")
     given = [f"{name} {value}" for name, value in (("rubric", rubric), ("labels", labels), ("templates", templates))
@@ -261,6 +276,6 @@ def read_repo_config(fetch, repo: str, path: str = REPO_CONFIG_PATH) -> Located:
     file = f"{repo}:{path}"
     text = fetch(repo, path)
     if text is None:
-        raise ConfigError(f"{file}: not found on the default branch (the `config` input names it): add the file, "
-                          "or set `config` to empty to run the bundled distributed queue")
+        raise ConfigError(f"{file}: not found on the default branch (the `config` input names it): add the file "
+                          "there, or correct the `config` input; nothing was written")
     return parse_repo_config(text, file)

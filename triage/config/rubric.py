@@ -125,6 +125,11 @@ class Rubric:
         """Routes after which the procedure goes on to classify modules (those that do not stop)."""
         return tuple(name for name in self.routes if name not in self.stop_after)
 
+    @property
+    def criteria_descriptions(self) -> dict[str, str]:
+        """Step 5's criteria as people read them (id -> `description`), for reports: ids are for rules and tools."""
+        return {c.name: c.description for c in self.high_priority.criteria if c.description}
+
     def route_of_label(self, label: str) -> str | None:
         for route, rule in self.routes.items():
             if rule.label == label:

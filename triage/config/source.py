@@ -10,13 +10,14 @@ May import: the standard library, yaml, `triage.config.safe_yaml`.
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from triage.config.safe_yaml import DocumentError, compose_yaml
+from triage.config.safe_yaml import DocumentError, compose_yaml, load_json
 
 Path_ = tuple  # a key path into a document: ("routing", "routes", "infra", "label")
 
@@ -63,7 +64,11 @@ def _marks(root: yaml.Node, file: str, out: dict) -> None:
 
 
 def parse_document(text: str, file: str) -> Located:
-    """The document with its line map, read within `safe_yaml`'s bounds (size, depth, aliases)."""
+    """The document with its line map, read within `safe_yaml`'s bounds (size, depth, aliases). A `.json` file is
+    parsed as JSON (so `"\\ud83d\\udc1b"`, an emoji as Python's json.dump escapes it, is one character, as JSON
+    says), and its lines are read from the same text as YAML, a superset of JSON."""
+    if file.endswith(".json"):
+        return _parse_json(text, file)
     try:
         data, node = compose_yaml(text, file)
     except DocumentError as exc:
@@ -71,6 +76,33 @@ def parse_document(text: str, file: str) -> Located:
     marks: dict = {}
     if node is not None:
         _marks(node, file, marks)
+    return Located(data, file, marks)
+
+
+# A JSON escaped surrogate pair (`\ud83d\udc1b`), not itself escaped: YAML refuses surrogates, so the line map is
+# read from the text with each pair written as YAML's one-character escape (`\U0001f41b`) instead.
+_PAIR = re.compile(r"(?<!\\)((?:\\\\)*)\\u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})")
+
+
+def _parse_json(text: str, file: str) -> Located:
+    try:
+        data = load_json(text, file)
+    except DocumentError as exc:
+        raise SourceError(str(exc)) from None
+
+    def one(match: re.Match) -> str:
+        high, low = int(match.group(2), 16), int(match.group(3), 16)
+        return f"{match.group(1)}\\U{0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00):08x}"
+
+    marks: dict = {}
+    try:  # the lines only; the data is JSON's
+        _, node = compose_yaml(_PAIR.sub(one, text), file)
+    except DocumentError:  # valid JSON that YAML cannot read (a lone surrogate): lines for the top level only
+        node = None
+    if node is not None:
+        _marks(node, file, marks)
+    else:
+        marks[()] = (file, 1)
     return Located(data, file, marks)
 
 

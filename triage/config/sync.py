@@ -53,6 +53,10 @@ def plan_sync(labels: LabelSet, existing: list[dict], *, update: bool = False) -
     return out
 
 
+def counts(changes: list[Change]) -> dict[str, int]:
+    return {k: sum(1 for c in changes if c.action == k) for k in (CREATE, UPDATE, OK, DIFFERS)}
+
+
 def apply_sync(client, repo: str, changes: list[Change]) -> list[str]:
     """Carry out creates and updates; returns one line per write."""
     done = []
@@ -66,8 +70,9 @@ def apply_sync(client, repo: str, changes: list[Change]) -> list[str]:
     return done
 
 
-def table(changes: list[Change], *, applied: bool) -> str:
-    """A plain-text table of what sync would do (or did)."""
+def table(changes: list[Change], *, applied: bool, to_write: str = "--apply") -> str:
+    """A plain-text table of what sync would do (or did); `to_write`: how the caller writes (the CLI's flag, the
+    Action's input), said after a dry run."""
     verb = {CREATE: "created" if applied else "would create", UPDATE: "updated" if applied else "would update",
             OK: "up to date", DIFFERS: "differs (use --update)"}
     rows = [(verb[c.action], c.name, f"#{c.color}", c.description + (f"  [now: {c.before}]" if c.before else ""))
@@ -75,8 +80,8 @@ def table(changes: list[Change], *, applied: bool) -> str:
     widths = [max(len(r[i]) for r in rows + [("action", "label", "colour", "")]) for i in range(3)]
     lines = [f"{'action':<{widths[0]}}  {'label':<{widths[1]}}  {'colour':<{widths[2]}}  description"]
     lines += [f"{a:<{widths[0]}}  {n:<{widths[1]}}  {c:<{widths[2]}}  {d}" for a, n, c, d in rows]
-    counts = {k: sum(1 for c in changes if c.action == k) for k in (CREATE, UPDATE, OK, DIFFERS)}
-    lines.append(f"{counts[CREATE]} to create, {counts[UPDATE]} to update, {counts[OK]} up to date, "
-                 f"{counts[DIFFERS]} differing; nothing is ever deleted or renamed"
-                 + ("" if applied else " (dry run: --apply to write)"))
+    n = counts(changes)
+    lines.append(f"{n[CREATE]} to create, {n[UPDATE]} to update, {n[OK]} up to date, "
+                 f"{n[DIFFERS]} differing; nothing is ever deleted or renamed"
+                 + ("" if applied else f" (dry run: {to_write} to write)"))
     return "\n".join(lines)

@@ -174,7 +174,7 @@ def check(sources: QueueSources) -> list[Problem]:
     try:
         allow = parse_labels(l, labels.file)
     except LabelsError as exc:
-        problems.append(Problem(labels.file, None, str(exc).removeprefix(labels.file + ": ")))
+        problems.append(_at(labels, ("labels",), str(exc).removeprefix(labels.file + ": ")))
         return problems
     index = {spec.get("name"): i for i, spec in enumerate(l["labels"])}
     routes = r["routing"]["routes"]
@@ -209,8 +209,8 @@ def check(sources: QueueSources) -> list[Problem]:
     for step, name in wanted.items():
         if name not in sources.templates:
             where = ("comments", step) if step in r.get("comments", {}) else ("comments",)
-            problems.append(_at(rubric, where, f"comments.{step} names template '{name}', but {sources.templates_dir} "
-                                               f"has no {name}{SUFFIX}"))
+            problem = _at(rubric, where, "")
+            problems.append(Problem(problem.file, problem.line, _missing_template(sources, step, name, problem.file)))
     try:
         build_templates(sources.templates_dir, sources.templates, required=(), files=sources.template_files)
     except TemplatesError as exc:  # it names its own file and line
@@ -218,6 +218,18 @@ def check(sources: QueueSources) -> list[Problem]:
         path, _, line = file.rpartition(":") if file.rpartition(":")[2].isdigit() else (file, "", "")
         problems.append(Problem(path, int(line) if line else None, message))
     return problems
+
+
+def _missing_template(sources: QueueSources, step: str, name: str, file: str) -> str:
+    """Where the template should be, in the form the queue is written in: a folder's NAME.md.j2, or one file's
+    `templates:` (a whole queue in one file has no folder to name)."""
+    said = f"comments.{step} names template '{name}'"
+    one_file = sources.templates_dir in (sources.rubric.file, sources.labels.file)
+    if one_file:
+        return f"{said}, which `templates:` does not define"
+    if file != sources.rubric.file:  # a repository file changed `comments:` over a queue folder
+        return f"{said}, which neither `templates:` in {file} defines nor {sources.templates_dir} has ({name}{SUFFIX})"
+    return f"{said}, but {sources.templates_dir} has no {name}{SUFFIX}"
 
 
 def prompt_problems(sources: QueueSources) -> list[Problem]:

@@ -8,9 +8,11 @@ it); what a person sees comes from the queue's data:
       queue: storage                   # step 1 kept it: "step 1: storage (evidence 3)"
       not_in_queue: not storage        # step 1 sent it back: "step 1: not storage — trap score ..."
       not_in_queue_outcome: not_storage  # the outcome the Action's outputs, summary and log show
+      team: team                       # what the label of role sub-oncall is called: "team: block", "no team yet"
 
 Without `words:`, the name is the queue label's last part ("oncall: distributed" -> "distributed", "oncall: pt2"
--> "pt2"), so no queue ever says another queue's name. A storage queue can also write its whole rubric without the
+-> "pt2"), so no queue ever says another queue's name, and the team noun is "team" (PyTorch's queues say
+"sub-oncall"). A storage queue can also write its whole rubric without the
 word: `not_in_queue:` (with `max_queue_score:`) is the same section as `not_distributed:` (`max_distributed_score:`),
 and `comments.not_in_queue` the same as `comments.not_distributed`; `canonical` renames them before validation.
 
@@ -22,6 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+DEFAULT_TEAM = "team"
 NOT_IN_QUEUE = "not_distributed"  # the plan's stable outcome and step key (triage.core.plan.OUTCOMES)
 
 # (queue-neutral path, the procedure's path): renamed before anything reads the rubric.
@@ -37,6 +40,7 @@ class QueueWords:
     queue: str  # "storage"
     not_in_queue: str  # "not storage"
     not_in_queue_outcome: str  # "not_storage"
+    team: str = DEFAULT_TEAM  # "team" (PyTorch's queues: "sub-oncall"): what a label of role sub-oncall is called
 
     def outcome(self, value: str) -> str:
         """The outcome as a person (and the Action's `outcome` output) sees it."""
@@ -48,7 +52,7 @@ def queue_words(words: dict | None, queue_label: str) -> QueueWords:
     name = words.get("queue") or (queue_label.rsplit(":", 1)[-1].strip() or queue_label)
     against = words.get("not_in_queue") or f"not {name}"
     outcome = words.get("not_in_queue_outcome") or re.sub(r"[^a-z0-9]+", "_", against.lower()).strip("_")
-    return QueueWords(name, against, outcome or NOT_IN_QUEUE)
+    return QueueWords(name, against, outcome or NOT_IN_QUEUE, words.get("team") or DEFAULT_TEAM)
 
 
 def canonical(data, marks: dict | None = None):

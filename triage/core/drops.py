@@ -8,7 +8,7 @@ May import: the standard library.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -29,6 +29,7 @@ class DropKind(StrEnum):
     TEMPLATE_OF_NO_STEP = "template_of_no_step"  # subject: a configured template no step posts
     NOT_DISTRIBUTED_COMMENT = "not_distributed_comment"  # subject: the template, without the not-distributed flow
     ALREADY_POSTED = "already_posted"  # subject: the template, already posted by this bot
+    OPTED_OUT = "opted_out"  # subject: the opt-out label the issue carries (labels.json role `skip`)
 
 
 @dataclass(frozen=True)
@@ -36,35 +37,42 @@ class Drop:
     kind: DropKind
     subject: Any = None  # what was dropped: a label, a template name, the labels refused; as the proposal said it
     context: tuple[Any, ...] = ()  # what it was weighed against (see each kind)
+    # The queue's words (rubric `words:`, set by the policy): what a team label is called, and step 1's "not ours".
+    # Wording only: two drops that differ only here are the same drop.
+    team: str = field(default="team", compare=False)
+    not_in_queue: str = field(default="not in this queue", compare=False)
 
     def text(self) -> str:
-        """The one-line wording of this drop, for the edges (a plan's reasons)."""
-        return "policy: " + _WORDING[self.kind](self.subject, *self.context)
+        """The one-line wording of this drop, for the edges (a plan's reasons), in the queue's words."""
+        return "policy: " + _WORDING[self.kind](self, self.subject, *self.context)
 
 
-def _refused(names) -> str:
-    return f"refused {len(names)} sub-oncalls ({', '.join(names)}): refusing to guess, a human routes it"
+def _refused(d: Drop, names) -> str:
+    return f"refused {len(names)} {d.team}s ({', '.join(names)}): refusing to guess, a human routes it"
 
 
 _WORDING = {
-    DropKind.NOTHING_TO_DO: lambda _: "the plan says nothing to do; nothing is written",
-    DropKind.UNKNOWN_OUTCOME: lambda claim: f"unknown outcome {claim!r}: treated as an ordinary triage",
-    DropKind.NOT_ALLOWLISTED: lambda name: f"dropped label {name!r} (not in the allowlist)",
-    DropKind.SUB_ONCALL_EXISTS: lambda name, there: f"dropped sub-oncall '{name}': the issue already has '{there}'",
+    DropKind.NOTHING_TO_DO: lambda d, _: "the plan says nothing to do; nothing is written",
+    DropKind.UNKNOWN_OUTCOME: lambda d, claim: f"unknown outcome {claim!r}: treated as an ordinary triage",
+    DropKind.NOT_ALLOWLISTED: lambda d, name: f"dropped label {name!r} (not in the allowlist)",
+    DropKind.SUB_ONCALL_EXISTS: lambda d, name, there: f"dropped {d.team} '{name}': the issue already has '{there}'",
     DropKind.SUB_ONCALLS_REFUSED: _refused,
-    DropKind.MODULE_WITHOUT_ROUTE: lambda name: f"dropped '{name}': no route for the issue, so no module is classified",
-    DropKind.MODULE_OF_OTHER_ROUTE: lambda name, home, route: (
+    DropKind.MODULE_WITHOUT_ROUTE: lambda d, name: (
+        f"dropped '{name}': no route for the issue, so no module is classified"),
+    DropKind.MODULE_OF_OTHER_ROUTE: lambda d, name, home, route: (
         f"dropped '{name}': it belongs to route {home}, and the issue is routed {route}"),
-    DropKind.ROUTING_NOT_DISTRIBUTED: lambda name: (
-        f"dropped '{name}': an issue flagged as not distributed is left for a human to route"),
-    DropKind.REVIEW_NO_SUB_ONCALL: lambda _: "no sub-oncall for the issue: sent to review",
-    DropKind.REVIEW_NO_MODULE: lambda _: "a classification with no module label: sent to review",
-    DropKind.MARKER_IN_HIGH_PRIORITY: lambda _: "no marker label in the high-priority flow (a human looks first)",
-    DropKind.UNKNOWN_TEMPLATE: lambda name: f"dropped comment from unknown template {name!r}",
-    DropKind.TEMPLATE_OF_NO_STEP: lambda name: f"dropped comment {name!r}: no step of the procedure posts it",
-    DropKind.NOT_DISTRIBUTED_COMMENT: lambda name: (
-        f"dropped comment {name!r}: the plan does not flag the issue as not distributed"),
-    DropKind.ALREADY_POSTED: lambda name: f"'{name}' comment already posted, not posting again",
+    DropKind.ROUTING_NOT_DISTRIBUTED: lambda d, name: (
+        f"dropped '{name}': an issue flagged as {d.not_in_queue} is left for a human to route"),
+    DropKind.REVIEW_NO_SUB_ONCALL: lambda d, _: f"no {d.team} for the issue: sent to review",
+    DropKind.REVIEW_NO_MODULE: lambda d, _: "a classification with no module label: sent to review",
+    DropKind.MARKER_IN_HIGH_PRIORITY: lambda d, _: "no marker label in the high-priority flow (a human looks first)",
+    DropKind.UNKNOWN_TEMPLATE: lambda d, name: f"dropped comment from unknown template {name!r}",
+    DropKind.TEMPLATE_OF_NO_STEP: lambda d, name: f"dropped comment {name!r}: no step of the procedure posts it",
+    DropKind.NOT_DISTRIBUTED_COMMENT: lambda d, name: (
+        f"dropped comment {name!r}: the plan does not flag the issue as {d.not_in_queue}"),
+    DropKind.ALREADY_POSTED: lambda d, name: f"'{name}' comment already posted, not posting again",
+    DropKind.OPTED_OUT: lambda d, name: (
+        f"the issue carries '{name}': a person asked the bot to leave it alone; nothing is written"),
 }
 
 __all__ = ["Drop", "DropKind"]

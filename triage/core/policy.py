@@ -7,6 +7,9 @@ labels that survive, so the plan's story can never disagree with what is written
 text; it looks only at the issue's labels and comments and at the configuration.
 
 The rules (the seed's constraints, plus the semantic rules PyTorch's own apply step uses):
+- an issue carrying the opt-out label (labels.json role `skip`, `ptd-bot-skip` by default) gets nothing at all,
+  whatever the proposal and however the run was started (the last guard: the service leaves such an issue first);
+  the label itself is not in the allowlist: only people add it;
 - only labels from the allowlist, never one the issue already has, never a forbidden one (`high priority`);
 - a plan can only add: there is no way to express removing, closing or assigning;
 - an existing sub-oncall is kept (a proposed one beside it is dropped); with none on the issue, more than one
@@ -27,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from triage.config.bundle import Bundle
+from triage.config.words import queue_words
 from triage.config.templates import has_marker
 from triage.core.drops import Drop, DropKind
 from triage.core.outcome import OutcomeFacts, classification, derive_outcome
@@ -69,7 +73,8 @@ class _Draft:
         return self.proposal.outcome
 
     def drop(self, kind: DropKind, subject=None, *context) -> None:
-        self.drops.append(Drop(kind, subject, tuple(context)))
+        words = queue_words(self.bundle.rubric.words, self.bundle.labels.queue_label)
+        self.drops.append(Drop(kind, subject, tuple(context), team=words.team, not_in_queue=words.not_in_queue))
 
     def role(self, name: str):
         return self.bundle.labels.role(name)
@@ -82,6 +87,9 @@ class _Draft:
 def enforce(proposal: Plan, snapshot: IssueSnapshot, bundle: Bundle, *,
             own_logins: frozenset[str] | None = None) -> Plan:
     d = _Draft(proposal, snapshot, bundle)
+    if bundle.labels.opted_out(snapshot.labels):  # a person opted the issue out: nothing, whoever asked
+        d.drop(DropKind.OPTED_OUT, bundle.labels.skip)
+        return _final(d, None, NOTHING, None, ())
     if d.claim == NOTHING:
         if any(l not in snapshot.labels for l in proposal.add_labels) or proposal.comment is not None:
             d.drop(DropKind.NOTHING_TO_DO)

@@ -115,7 +115,13 @@ def step0_already_triaged(snapshot: IssueSnapshot, labels: LabelSet, rubric: Rub
         return StepResult(0, Triaged.PARTLY, reason=f"step 0: partly triaged ({', '.join(modules + oncalls)}), continuing")
     if ours:
         return StepResult(0, Triaged.NOT_YET, reason=f"step 0: only labels a bot added ({', '.join(ours)}), continuing")
-    return StepResult(0, Triaged.NOT_YET, reason="step 0: no module or sub-oncall label yet")
+    return StepResult(0, Triaged.NOT_YET, reason=f"step 0: no module or {_team(rubric, labels)} label yet")
+
+
+def _team(rubric: Rubric | None, labels: LabelSet) -> str:
+    """What this queue calls a label of role sub-oncall (rubric `words.team`): a fork's reasons never say
+    "sub-oncall" unless its rubric does."""
+    return queue_words(rubric.words if rubric is not None else None, labels.queue_label).team
 
 
 # --- step 1: is this actually a distributed issue? -------------------------------------------------
@@ -180,7 +186,7 @@ def step2_route(snapshot: IssueSnapshot, analysis: Analysis, rubric: Rubric, lab
         route = rubric.route_of_label(name)
         if route:
             return StepResult(2, route, (), stop=route in rubric.stop_after,
-                              reason=f"step 2: keeps existing sub-oncall '{name}'")
+                              reason=f"step 2: keeps existing {_team(rubric, labels)} '{name}'")
     totals, evidence = route_scores(snapshot, analysis, rubric, labels)
     # Precedence: a route earlier in the list wins when it has enough evidence of its own and is
     # not swamped by the routes after it (min_ratio of their best score).

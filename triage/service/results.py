@@ -30,11 +30,13 @@ class IssueResult:
     fatal: bool = False  # the error will repeat for every other issue (credentials, permission, budget)
     out_of_budget: bool = False  # our own budget (API reserve, pacing, time) refused the call: nothing was sent
     left: str | None = None  # not triaged on purpose (left the queue, waiting for a person, ...): why
+    opted_out: bool = False  # it carries the opt-out label (then `left` says so, and nothing was written)
     updated_at: str = ""  # GitHub's `updated_at` of the issue as this run read it (the plans file records it)
     requests: int = 0  # API requests this issue cost
     before_cutoff: bool = False  # created before not-before (labels-only mode): its comment was dropped
     words: QueueWords | None = None  # the queue's words for the outcome (the plan keeps the stable value)
     marker: str = ""  # the queue's marker label (the summary names it once instead of in every row)
+    criteria: dict[str, str] = field(default_factory=dict)  # step 5's criteria: id -> the rubric's description
 
     @property
     def triaged(self) -> bool:

@@ -56,6 +56,11 @@ SEARCH_PAGE = 100  # results per search page (GitHub's maximum)
 RECENT = "updated in the last few minutes: left to its own event run"
 
 
+def opted_out_reason(skip: str) -> str:
+    """Why an issue with the opt-out label is left (the summary, the log, a refused command say it)."""
+    return f"carries '{skip}': a person asked the bot to leave it alone (remove the label to triage it)"
+
+
 class Triager:
     def __init__(self, client: GitHubPort, bundle: Bundle, *, repo: str, queue_label: str | None = None,
                  planner: Planner | None = None, dry_run: bool = False, own_logins: Iterable[str] = (),
@@ -92,7 +97,7 @@ class Triager:
         ends up in `error`, with whatever was written before it, so a sweep goes on and reports the truth.
         `cutoff`: an issue created before it gets labels but no comment (the sweep's labels-only not-before)."""
         result = IssueResult(number=number, dry_run=self.dry_run, forced=force, words=self.words,
-                             marker=self.bundle.labels.marker)
+                             marker=self.bundle.labels.marker, criteria=self.bundle.rubric.criteria_descriptions)
         before = self.client.request_count
         started = time.monotonic()
         try:
@@ -124,6 +129,7 @@ class Triager:
         result.updated_at = stamp if isinstance(stamp, str) else ""
         if bare.is_pull_request:
             raise InputError(f"#{number} is a pull request, not an issue")
+        result.opted_out = self.bundle.labels.opted_out(bare.labels)
         result.left = self._leave(bare, issue, force=force, require_queue=require_queue, leave_recent=leave_recent)
         if result.left:
             return
@@ -161,6 +167,8 @@ class Triager:
                leave_recent: bool) -> str | None:
         """Why the issue as just read is not this run's to triage, or None."""
         labels = self.bundle.labels
+        if labels.opted_out(bare.labels):  # first, and even when forced: only a person lifts an opt-out
+            return opted_out_reason(labels.skip)
         if require_queue and not bare.has_label(self.queue_label):
             return f"not in the queue (no '{self.queue_label}' label)"
         if bare.state != "open" and require_queue:
@@ -211,9 +219,10 @@ class Triager:
     def sweep_query(self) -> str:
         labels = self.bundle.labels
         # Waiting for a person (the review label without the marker: a high-priority hold, or a person's own
-        # flag) is not ours to take again: excluded, so it neither repeats work nor uses the budget.
+        # flag) is not ours to take again: excluded, so it neither repeats work nor uses the budget; so is an
+        # issue a person opted out (the opt-out label).
         return (f'repo:{self.repo} is:issue is:open label:"{self.queue_label}" '
-                f'-label:"{labels.marker}" -label:"{labels.review}"')
+                f'-label:"{labels.marker}" -label:"{labels.review}" -label:"{labels.skip}"')
 
     def queue(self, query: str, *, after: str | None = None) -> Iterator[tuple[dict, int, int]]:
         """The queue, oldest first, one search page at a time and only as far as the caller reads, paging by key:

@@ -65,6 +65,11 @@ def on_comment_created(context: Context) -> Result:
     number = context.issue().number
     login = str(comment["user"].get("login") or "")
     word = context.command
+    labels = context.bundle.labels
+    if labels.opted_out(context.issue().labels):  # before any request: the command is answered, not run
+        return refuse(context, comment, f"{word} by {login!r} on #{number}, which carries '{labels.skip}': a "
+                                        f"person asked the bot to leave it alone; remove the label, then run "
+                                        f"{word} again.")
     allowed, role = role_allows_retriage(permission_of(context, login))
     if not allowed:
         return refuse(context, comment, f"{word} by {login!r}, whose role is {role!r}; "

@@ -33,6 +33,8 @@ def on_workflow_dispatch(context: Context) -> Result:
         return sweep(context)
     force = context.settings.force
     result = triage_issue(context, number, force=force, require_queue=not force)
+    if result.issue.left and result.issue.opted_out:  # force does not lift an opt-out: only a person does
+        return ignored(f"#{number}: {result.issue.left}; nothing written")
     if result.issue.left:
         return ignored(f"#{number}: {result.issue.left}; set the force input to triage it anyway")
     return result
@@ -44,9 +46,11 @@ def sweep(context: Context) -> Result:
     s = context.settings
     done = context.triager.sweep(s.max_issues, seconds=s.sweep_seconds,
                                  on_result=lambda r: context.reporter.info(line_for(r)))
-    notes = [f"query: {done.query}", f"budget: {s.max_issues} issues"]
-    if done.not_before:
-        notes.append(cutoff_line(done))
+    skip = context.bundle.labels.skip
+    notes = [f"query: {done.query}", f"budget: {s.max_issues} issues",
+             f"issues carrying '{skip}' are left out of the search: a person opted them out"]
+    if done.not_before:  # the log's line; the step summary says it in its first lines (triage.action.summary)
+        context.reporter.info(f"ptd-triage: {cutoff_line(done)}")
     if done.stopped:
         notes.append(f"stopped early: {done.stopped}")
     return Result("sweep", sweep=done, notes=notes)

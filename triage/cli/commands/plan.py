@@ -21,7 +21,8 @@ def register(subparsers) -> None:
         help="plan issues offline (no token, no network)",
         description=(
             "Plan what the bot would add to each issue. FILE is a GitHub REST issue, a snapshot "
-            '{"issue": ..., "comments": [...]}, an Actions event payload, or a .jsonl file with one of those per line.'
+            '{"issue": ..., "comments": [...]}, an Actions event payload, or a .jsonl file with one of those per line; '
+            "- reads standard input (one of those, or one per line)."
         ),
     )
     parser.add_argument("files", nargs="+", metavar="FILE")
@@ -39,7 +40,8 @@ def register(subparsers) -> None:
 def format_text(plan: Plan, title: str, words=None) -> str:
     """The plan for a person: the outcome in the queue's words (`words`, triage.config.words.QueueWords)."""
     lines = [f"#{plan.issue} {title}", f"  outcome:    {words.outcome(plan.outcome) if words else plan.outcome}"]
-    lines.append(f"  sub-oncall: {plan.sub_oncall or '-'}")
+    team = f"{words.team if words else 'team'}:"  # the queue's word for it (rubric `words.team`)
+    lines.append(f"  {team:<11} {plan.sub_oncall or '-'}")
     if plan.modules:
         lines.append(f"  modules:    {', '.join(plan.modules)} ({plan.confidence} confidence)")
     lines.append(f"  add labels: {', '.join(plan.add_labels) if plan.add_labels else '(none)'}")

@@ -1,8 +1,10 @@
 """`ptd-triage validate [--config DIR]`: check a configuration as a whole, one line per problem, for CI.
 
-Every problem is `FILE:LINE: message` (see `triage.config.validate` for the checks). Exit status: 0 when the
-configuration is valid, 1 when it has problems (a file that is not valid YAML or JSON is one, printed the same
-way), 2 when a path given on the command line does not exist (nothing to check).
+Every problem is `FILE:LINE: message` (see `triage.config.validate` for the checks); with `--format github`, a
+GitHub Actions annotation (`::error file=FILE,line=LINE::message`, the file relative to the working directory) so
+that a pull request shows it on the changed line (examples/workflows/ptd-triage-validate.yml). Exit status: 0
+when the configuration is valid, 1 when it has problems (a file that is not valid YAML or JSON is one, printed the
+same way), 2 when a path given on the command line does not exist (nothing to check).
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "pattern under RE2, and that routes and precedence agree. One line per problem, with file and line.",
     )
     add_config_options(parser)
+    parser.add_argument("--format", choices=("text", "github"), default="text",
+                        help="text: FILE:LINE: message (default); github: an ::error:: annotation per problem, for a "
+                             "workflow on pull requests")
     parser.set_defaults(func=lambda args: run_command(run, args))
 
 
@@ -39,13 +44,48 @@ def run(args: argparse.Namespace) -> int:
     try:
         sources = config_sources(args)
     except ConfigError as exc:  # unreadable as a whole (malformed YAML, a schema error): a problem, FILE:LINE first
-        problems = [str(exc)]
+        problems = [_parsed(str(exc))]
     else:
         problems = check(sources) + prompt_problems(sources)
     for problem in problems:
-        print(problem)
+        print(annotation(problem) if args.format == "github" else problem)
     if problems:
         print(f"{len(problems)} problem{'s' if len(problems) != 1 else ''} found", file=sys.stderr)
         return 1
-    print(f"ok: {sources.rubric.file}, {sources.labels.file}, {sources.templates_dir}")
+    files = dict.fromkeys((sources.rubric.file, sources.labels.file, sources.templates_dir))  # one file: once
+    print(f"ok: {', '.join(files)}")
     return 0
+
+
+def _parsed(text: str):
+    """A ConfigError's one line ("FILE:LINE: message", "FILE: message") as a Problem."""
+    import re
+
+    from triage.config.validate import Problem
+
+    found = re.match(r"^(.+?):(\d+): (.*)$", text, re.S)
+    if found:
+        return Problem(found.group(1), int(found.group(2)), found.group(3))
+    file, sep, message = text.partition(": ")
+    return Problem(file, None, message) if sep and " " not in file.strip() else Problem("", None, text)
+
+
+def annotation(problem) -> str:
+    """A GitHub Actions error annotation for one problem: on its line of its file when the file is in the working
+    directory (the checkout), else a plain error naming the file."""
+    import os
+
+    file, line, message = problem.file, problem.line, problem.message
+    here = os.path.relpath(os.path.abspath(file)) if file and ":" not in file else ""
+    if not here or here.startswith(".."):  # a bundled file, or another repository's: not in this checkout
+        return f"::error title=ptd-triage validate::{_data(str(problem))}"
+    where = f"file={_property(here)}" + (f",line={line}" if line else "")
+    return f"::error {where},title=ptd-triage validate::{_data(message)}"
+
+
+def _data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _property(text: str) -> str:
+    return _data(text).replace(":", "%3A").replace(",", "%2C")

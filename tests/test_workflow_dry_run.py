@@ -73,10 +73,11 @@ def contexts(wf: dict, event_name: str, payload: dict, *, given: dict | None = N
 
 
 def action_steps(wf: dict):
-    """(job id, the Action's step) for every job that can write: the plan job of a plan/apply pair cannot."""
+    """(job id, the Action's step) for every job that can write: the plan job of a plan/apply pair cannot, and
+    neither can a shadow job (issue 32: read-only, it writes only its report)."""
     for job_id, job in wf["jobs"].items():
         for step in job.get("steps", []):
-            if "ptd-triage@" in str(step.get("uses", "")) and (step.get("with") or {}).get("mode") != "plan":
+            if "ptd-triage@" in str(step.get("uses", "")) and (step.get("with") or {}).get("mode") not in ("plan", "shadow"):
                 yield job_id, step
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from jsonschema import Draft202012Validator
 
+from triage.config.parts import expand, slot_pattern
 from triage.config.words import canonical
 
 from triage.text.frames import Frame, compile_frame, compile_slots
@@ -155,13 +156,19 @@ def _regex(source: str, path: str, what: str):
         raise RubricError(f"{path}: {what} is not a pattern RE2 can run ({exc})") from None
 
 
-def compile_rubric(data: object, path: str) -> Rubric:
+def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
+    """The rubric compiled; `checked`: the document already passed the schema (`triage.config.validate.check`
+    runs it before every load), which is then not walked a second time (the walk is most of a load's cost)."""
     data = canonical(data)  # `not_in_queue:` is `not_distributed:` (a queue's rubric need not say another's name)
-    errors = sorted(_validator().iter_errors(data), key=lambda e: list(e.absolute_path))
+    errors = [] if checked else sorted(_validator().iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:
         first = errors[0]
         raise RubricError(f"{path}: invalid rubric at {_where(first)}: {first.message}")
     assert isinstance(data, dict)
+    data, part_problems = expand(data)  # `{name}` references composed from `parts:`, once, here
+    if part_problems:
+        where, message = part_problems[0]
+        raise RubricError(f"{path}: {'/'.join(map(str, where))}: {message}")
     seen: set[str] = set()
 
     def signals(raw: list[dict], where: str) -> tuple[Signal, ...]:
@@ -194,7 +201,8 @@ def compile_rubric(data: object, path: str) -> Rubric:
     def high_priority(raw: dict) -> HighPriority:
         counter = raw.get("counter_evidence", {})
         try:
-            slots = compile_slots(raw.get("slots", {}), where=f"{path}: high_priority/slots")
+            slots = compile_slots({name: slot_pattern(spec) for name, spec in raw.get("slots", {}).items()},
+                                  where=f"{path}: high_priority/slots")
         except PatternError as exc:
             raise RubricError(str(exc)) from None
         where = "high_priority/criteria/"

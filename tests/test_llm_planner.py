@@ -14,7 +14,7 @@ from llm_helpers import client_for, good_answer, issue, policy_violations
 
 from triage.config.bundle import load_bundle
 from triage.llm.client import LLMClient, LLMConfig
-from triage.llm.schema import module_labels, plan_schema, schema_problems
+from triage.planners.model.schema import module_labels, plan_schema, schema_problems
 from triage.planners import get_planner, plan_issue
 from triage.planners.llm import LLMPlanner
 
@@ -168,7 +168,7 @@ def test_the_default_planner_imports_no_model_client():
             "s = snapshot_from_json({'number': 1, 'title': 'FSDP hang', 'body': 'x', 'labels': []}); "
             "plan_issue(s, load_bundle(), planner=get_planner('rubric')); plan_issue(s, load_bundle()); "
             "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('triage.llm', 'triage.planners.llm', "
-            "'triage.planners.hybrid', 'botocore', 'requests')))))")
+            "'triage.planners.model', 'triage.planners.hybrid', 'botocore', 'requests')))))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     assert json.loads(out) == []
 

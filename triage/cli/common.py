@@ -227,34 +227,40 @@ def add_planner_options(parser: argparse.ArgumentParser) -> None:
 
 def check_model_prompt(planner, bundle) -> None:
     """A model planner over a queue without a usable prompt is an error before any issue (CliError, one line)."""
-    from triage.llm.prompt import PromptError
-    from triage.planners.llm import check_prompt
+    from triage.planners import check_prompt
+
+    if not planner.needs_prompt:
+        return
+    from triage.planners.model.prompt import PromptError
 
     try:
         check_prompt(planner, bundle)
     except PromptError as exc:
-        raise CliError(f"--planner {getattr(planner, 'name', '')}: {exc}") from None
+        raise CliError(f"--planner {planner.name}: {exc}") from None
 
 
 def planner_from_args(args: argparse.Namespace, *, record: str | None = None, replay: str | None = None):
-    """The planner the options name; CliError (one line) when a model planner cannot be configured."""
-    from triage.planners import UnknownPlanner, get_planner
+    """The planner the options name; CliError (one line) when a model planner cannot be configured. A model
+    planner's client comes from the options through the one function that makes clients
+    (`triage.llm.options.model_client`), as the Action's does."""
+    from triage.planners import UnknownPlanner, get_planner, needs_model
 
     name = getattr(args, "planner", "rubric") or "rubric"
-    if name == "rubric":
+    if not needs_model(name):
         if record or replay:
             raise CliError("--record and --replay need --planner llm or hybrid")
-        return get_planner("rubric")
+        return get_planner(name)
     from triage.llm.errors import LLMError
+    from triage.llm.options import ModelOptions, model_client
     from triage.llm.pricing import Prices
 
     price = getattr(args, "llm_price", None)
-    options = dict(provider=args.llm_provider, model=args.llm_model or ("replay" if replay else None),
-                   base_url=args.llm_base_url, max_calls=args.llm_max_calls, timeout=args.llm_timeout,
-                   prices=Prices(*price) if price else None, record=record, replay=replay,
-                   output_mode=getattr(args, "llm_output_mode", None))
     try:
-        return get_planner(name, **options)
+        options = ModelOptions(provider=args.llm_provider or "", model=args.llm_model or "",
+                               base_url=args.llm_base_url, max_calls=args.llm_max_calls, timeout=args.llm_timeout,
+                               output_mode=getattr(args, "llm_output_mode", None) or "",
+                               prices=Prices(*price) if price else None, record=record, replay=replay)
+        return get_planner(name, client=model_client(options, os.environ))
     except (UnknownPlanner, LLMError) as exc:
         raise CliError(f"--planner {name}: {exc}") from None
     except ValueError as exc:

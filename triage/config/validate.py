@@ -222,7 +222,7 @@ def check(sources: QueueSources) -> list[Problem]:
 
 def prompt_problems(sources: QueueSources) -> list[Problem]:
     """The model planners' prompt, when the queue has one, parses. Not part of `check`, which every run does: a
-    rubric run never reads the prompt, and a model run checks it before any issue (triage.planners.llm)."""
+    rubric run never reads the prompt, and a model run checks it before any issue (triage.planners.check_prompt)."""
     if sources.prompt is None:
         return []
     text, (file, first) = sources.prompt

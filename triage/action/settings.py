@@ -190,8 +190,8 @@ def llm_settings(environ: Mapping[str, str]) -> dict:
     if mode == "apply" and key:
         raise ActionError("input llm-api-key must be empty in mode apply: the job that writes gets no model "
                           "credentials (give the key to the plan job only)")
-    return dict(mode=mode, plans_file=get_input(environ, "plans-file"),
-                llm_provider=get_input(environ, "llm-provider"), llm_model=get_input(environ, "llm-model"), llm_base_url=get_input(environ, "llm-base-url"),
+    return dict(mode=mode, plans_file=get_input(environ, "plans-file"), llm_provider=get_input(environ, "llm-provider"),
+                llm_model=get_input(environ, "llm-model"), llm_base_url=get_input(environ, "llm-base-url"),
                 llm_api_key=key,
                 llm_max_calls=parse_count("llm-max-calls", get_input(environ, "llm-max-calls"), default=50) or 50,
                 llm_timeout=parse_seconds("input llm-timeout", get_input(environ, "llm-timeout"), default=60.0),

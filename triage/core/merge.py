@@ -1,13 +1,14 @@
 """How a step is decided when a planner other than the rubric judged it: a `Judgement`, and the merge rules that
 put it together with the rubric's own result for the step.
 
-The procedure (`triage.core.procedure`) decides every step the same way: it computes the rubric's own result, reads
-the planner's judgement as a step result (`judged`: the labels, template and guards the procedure gives that
-decision), and applies the planner's `MergePolicy` for that step: a rule `(own, judged, judgement) -> result`. The
-rules are named here, so "how hybrid decides step 5" is read in one place. A rule that returns something other
-than the rubric's own result says so in the result's reason (who decided, and why the rubric's answer did not
-stand). The procedure's own guards (an existing sub-oncall kept, the route's modules only, a dismissed flag not
-raised again, no reproduction asked of a request) hold whatever a rule returns.
+The procedure (`triage.core.procedure`) decides every judged step the same way: it reads the planner's judgement
+as a step result (`judged`: the labels, template and guards the procedure gives that decision) and applies the
+planner's `MergePolicy` for that step, a rule `(own, judged, judgement) -> result` over the rubric's own result
+(`own`); where the policy names no rule, `judged` is the decision (and `own` is not computed). The rules are named
+here, so "how hybrid decides step 5" is read in one place. Whatever a step ends with says in its reason who decided
+it, and a rule that overrides the rubric's own result says why the rubric's answer did not stand. The procedure's
+own guards (an existing sub-oncall kept, the route's modules only, a dismissed flag not raised again, no
+reproduction asked of a request) hold whatever a rule returns.
 
 - `MODEL_DECIDES` (the `llm` planner): no rule; a judgement is its step's decision.
 - `HYBRID` (the `hybrid` planner): the same, except step 5, which `flag_added_or_removed_for_cause` decides: a flag

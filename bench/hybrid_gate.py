@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from triage.config.bundle import load_bundle  # noqa: E402
+from triage.core.procedure import reached_judgement  # noqa: E402
 from triage.evaluation.dataset import read_dataset  # noqa: E402
 from triage.evaluation.figures import half_of  # noqa: E402
 from triage.planners import plan_issue  # noqa: E402
@@ -45,7 +46,8 @@ def measure(data: Path, key_path: Path, bundle) -> dict[str, dict[str, int]]:
     for row in read_dataset(data):
         entry = key[row.id]
         plan = plan_issue(row.snapshot, bundle)
-        take, _ = uncertain_steps(row.snapshot, bundle, plan, settings)
+        # As the planner does: nothing is asked about an issue on which the procedure reached no judgement.
+        take = uncertain_steps(row.snapshot, bundle, plan, settings)[0] if reached_judgement(plan.steps) else ()
         flagged = plan.outcome == "high_priority"
         for half in ("all", half_of(row.id)):
             c = counts.setdefault(half, dict.fromkeys(

@@ -17,7 +17,9 @@ ALLOWED = {
     "config": {"text"},
     "github": {"http"},
     "core": {"text", "config", "github"},
-    "llm": {"http", "config", "core", "text"},
+    # The providers' protocols only: nothing about triage (the prompt, the schema, the answer's adapter are the
+    # model planners', triage.planners.model).
+    "llm": {"http"},
     "planners": {"config", "core", "llm", "text", "http"},
     "service": {"config", "core", "planners", "http", "github"},
     "evaluation": {"config", "core", "planners", "github", "text", "service"},
@@ -255,3 +257,33 @@ def test_the_size_checks_measure_what_they_claim(tmp_path):
     sample.write_text(f"class A:\n    @staticmethod\n    def long():\n{body}\n"
                       f"def outer():\n    def inner():\n{body}    return inner\n", encoding="utf-8")
     assert sorted(_long_functions(sample, FUNCTION_LINES)) == ["sample.py:long (61)", "sample.py:outer (62)"]
+
+
+def test_llm_is_the_providers_protocols_only():
+    """`triage.llm` imports nothing from config, core or planners (inside functions neither): the prompt, the plan
+    schema and the answer's adapter are the model planners' (`triage.planners.model`)."""
+    modules = _modules()
+    llm = {name: path for name, path in modules.items() if name == "triage.llm" or name.startswith("triage.llm.")}
+    assert {"triage.llm.client", "triage.llm.providers", "triage.llm.options"} <= set(llm)
+    assert not {"triage.llm.prompt", "triage.llm.schema"} & set(modules)
+    offenders = sorted(f"{name} imports {imported}" for name, path in llm.items()
+                       for imported in _all_imports(name, path, modules)
+                       if imported.split(".")[1] in ("config", "core", "planners"))
+    assert not offenders, offenders
+
+
+def test_planners_are_asked_through_their_interface_not_probed_for_parts():
+    """Outside triage/planners, nobody reaches into a planner for its model consultant (`getattr(planner,
+    "consultant")` was how the CLI and the Action learnt a planner asked a model): `needs_prompt` and
+    `usage_totals()` say it."""
+    offenders = []
+    for name, path in _modules().items():
+        if name.startswith("triage.planners"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            probed = (isinstance(node, ast.Attribute) and node.attr == "consultant") or (
+                isinstance(node, ast.Call) and getattr(node.func, "id", "") == "getattr" and len(node.args) > 1
+                and isinstance(node.args[1], ast.Constant) and node.args[1].value == "consultant")
+            if probed:
+                offenders.append(f"{name}:{node.lineno}")
+    assert not offenders, offenders

@@ -83,7 +83,7 @@ def test_every_block_in_the_guide_is_valid(lang, line, text):
 
 def _render_prompt(bundle):
     from triage.core.snapshot import snapshot_from_json
-    from triage.llm.prompt import render
+    from triage.planners.model.prompt import render
 
     snapshot = snapshot_from_json({"number": 1, "title": "cache corrupts data", "body": "", "labels": [],
                                    "user": {"login": "someone", "type": "User"}})

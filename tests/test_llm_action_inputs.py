@@ -17,12 +17,10 @@ def test_output_mode_and_prices_are_read():
                             llm_price_output="15"))
     assert got["llm_output_mode"] == "tool" and got["llm_prices"] == (3.0, 15.0)
     default = llm_settings({})
-    assert default["llm_output_mode"] == "auto" and default["llm_prices"] is None
+    assert default["llm_output_mode"] == "" and default["llm_prices"] is None  # "": auto, the provider's default
 
 
 @pytest.mark.parametrize("inputs, words", [
-    (dict(llm_output_mode="xml"), "llm-output-mode"),
-    (dict(llm_output_mode="tool"), "openai"),  # openai has no tool mode
     (dict(llm_price_input="3"), "go together"),
     (dict(llm_price_input="-1", llm_price_output="2"), "llm-price-input"),
     (dict(llm_price_input="nan", llm_price_output="2"), "llm-price-input"),
@@ -31,6 +29,27 @@ def test_bad_model_inputs_fail_in_one_line(inputs, words):
     with pytest.raises(ActionError, match=words) as caught:
         llm_settings(_env(**inputs))
     assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("inputs, words", [
+    (dict(llm_output_mode="xml"), "llm-output-mode"),
+    (dict(llm_output_mode="tool"), "openai uses json_schema"),  # openai has no tool mode
+    (dict(llm_provider="nope"), "llm-provider.*openai, anthropic, bedrock"),
+])
+def test_bad_model_choices_fail_in_one_line_when_a_model_planner_is_built(inputs, words):
+    """The provider and the output mode are checked against the provider registry by the one function that makes
+    a client, for the Action as for the CLI."""
+    from dataclasses import replace
+
+    from triage.action.context import planner_for_settings
+    from triage.action.settings import Settings
+
+    given = {f"llm_{k.removeprefix('llm_')}": v for k, v in inputs.items()}
+    settings = replace(Settings(repo="o/r", token="t", api_url="https://api.github.com"), planner="llm",
+                       llm_model="m", llm_api_key="k", **given)
+    with pytest.raises(ActionError, match=words) as caught:
+        planner_for_settings(settings, {})
+    assert "\n" not in str(caught.value) and "input planner llm" in str(caught.value)
 
 
 def test_the_planner_gets_the_mode_and_prices():
@@ -43,6 +62,7 @@ def test_the_planner_gets_the_mode_and_prices():
                        llm_api_key="k", llm_output_mode="tool", llm_prices=(1.0, 2.0))
     planner = planner_for_settings(settings, {})
     config = planner.consultant.client.config
+    assert planner.needs_prompt and planner.usage_totals()["issues_asked"] == 0
     assert config.prices.input_per_million == 1.0 and config.prices.output_per_million == 2.0
     assert config.mode == "tool"
 

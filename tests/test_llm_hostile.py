@@ -13,7 +13,7 @@ from triage.config.bundle import load_bundle
 from triage.core.snapshot import snapshot_from_json
 from triage.llm.common import Reply
 from triage.llm.client import Budget, LLMConfig
-from triage.llm.schema import plan_schema
+from triage.planners.model.schema import plan_schema
 from triage.planners import plan_issue
 from triage.planners.llm import LLMPlanner
 
@@ -113,9 +113,9 @@ def random_reply(rng: random.Random, bundle) -> dict:
 def test_ten_thousand_random_replies_never_break_the_policy(monkeypatch):
     # The same path as plan_issue (consult -> procedure.run and fold -> enforce), with the rubric's own plan and the
     # rendered prompt computed once per issue: 10,000 replies then fit in seconds, not a minute.
-    import triage.llm.prompt as prompt_module
+    import triage.planners.model.prompt as prompt_module
     from triage.core.policy import enforce
-    from triage.planners.llm import ALL_STEPS, consult
+    from triage.planners.llm import ALL_STEPS
     from triage.planners.rubric import propose
 
     real_render, rendered = prompt_module.render, {}
@@ -133,7 +133,7 @@ def test_ten_thousand_random_replies_never_break_the_policy(monkeypatch):
     counts = {"replies": 0, "model_plans": 0, "fallbacks": 0, "violations": 0}
     for i in range(total):
         snap, base = snaps[i % len(snaps)], bases[i % len(snaps)]
-        plan = enforce(consult(planner.consultant, snap, bundle, base, ALL_STEPS, by="llm"), snap, bundle)
+        plan = enforce(planner.consult(snap, bundle, base, ALL_STEPS), snap, bundle)
         counts["replies"] += 1
         counts["fallbacks" if plan.usage and plan.usage.get("fallback") else "model_plans"] += 1
         problems = policy_violations(plan, snap, bundle)

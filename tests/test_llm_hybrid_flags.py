@@ -1,8 +1,9 @@
 """In `hybrid`, what the model may do with step 5's flag (issue 18), proved by a hypothesis property over random
 model answers through the real HybridPlanner and the policy: it can add a flag the rubric missed, and every rubric
 flag that does not survive carries a recorded procedural reason in the plan (the model's `removal_reason`, or the
-procedure stopping earlier on the model's step-1 decision, or the model's route owning the rest); without one the
-rubric's flag stands and the plan says the model disagreed. A flag a person dismissed is never raised again."""
+procedure stopping earlier on the model's step-1 decision, or the model's route owning the rest, or step 4 decided
+by the model as a request, whose counter-weight step 5 reads); without one the rubric's flag stands and the plan says
+the model disagreed. A flag a person dismissed is never raised again."""
 from __future__ import annotations
 
 import json
@@ -16,13 +17,13 @@ from llm_helpers import issue, policy_violations
 
 from triage.config.bundle import load_bundle
 from triage.core.snapshot import snapshot_from_json
+from triage.core.merge import HYBRID, MODEL_DECIDES, Judgement, flag_added_or_removed_for_cause
 from triage.core.steps import StepResult
 from triage.llm.client import Budget, LLMConfig
 from triage.llm.common import Reply
-from triage.llm.schema import REMOVAL_REASON_TEXT, REMOVAL_REASONS, plan_schema, schema_problems
+from triage.planners.model.schema import REMOVAL_REASON_TEXT, REMOVAL_REASONS, plan_schema, schema_problems
 from triage.planners import hybrid as hybrid_module
 from triage.planners import plan_issue
-from triage.planners.flags import hybrid_step5
 from triage.planners.hybrid import HybridPlanner
 
 DATA = Path(__file__).parent / "data" / "eval_small.jsonl"
@@ -108,6 +109,13 @@ def check_hybrid_step5(snapshot, answer: dict, take: frozenset[int], monkeypatch
         if s5 is not None and s5.skipped:
             assert 2 in take and "owns further triage" in text  # the model's route owns the rest, recorded
             return "route owns the rest"
+        s4, r4 = _step(plan, 4), _step(rubric_plan, 4)
+        if 4 in take and s4.labels and not r4.labels and s5.by == "rubric":
+            # Step 5 reads step 4 as decided: the model found a request (not a bug report), whose counter-weight
+            # the rubric's step 5 now counts, and its reason records. (The real gate asks step 4 only of a
+            # request, so this needs a random gate.)
+            assert "request in step 4" in s5.reason, s5.reason
+            return "step 4 decided a request"
         assert 5 in take, (snapshot.number, take, text)
         assert hp["decision"] == "no_flag" and hp["removal_reason"] != "none", (snapshot.number, answer)
         assert "removed for a procedural reason: " + REMOVAL_REASON_TEXT[hp["removal_reason"]] in text, text
@@ -160,25 +168,53 @@ def test_each_case_of_the_property_is_reached(case, number, high_priority, monke
     assert check_hybrid_step5(snap, _answer(**high_priority), frozenset({5}), monkeypatch) == case
 
 
+def _model(decision: str, criteria=(), removal_reason: str = "none"):
+    """The model's step-5 answer as the procedure hands it to a merge rule: (judged, judgement)."""
+    from triage.planners.model.schema import retraction
+
+    j = Judgement(decision, "r", "hybrid", criteria=tuple(criteria), retraction=retraction(removal_reason))
+    judged = StepResult(5, decision, ("triage review",) if decision == "flag" else (), reason="r", by="hybrid",
+                        criteria=j.criteria if decision == "flag" else ())
+    return judged, j
+
+
 def test_the_rule_itself():
+    """Hybrid's step 5 is one named rule the procedure applies (`HYBRID`); the llm planner's policy has none."""
+    rule = HYBRID.rule(5)
+    assert rule is flag_added_or_removed_for_cause and MODEL_DECIDES.rule(5) is None
+    assert all(HYBRID.rule(step) is None for step in (1, 2, 3, 4, 6))
     flag = StepResult(5, "flag", ("triage review",), reason="step 5: possibly high priority — crash", score=4.0,
                       criteria=("crash",))
     none = StepResult(5, "no_flag", reason="step 5: no high-priority criterion met", score=0.0)
-    kw = dict(review="triage review", dismissed=False, by="hybrid", said="r")
     for reason in REMOVAL_REASONS:
-        got = hybrid_step5(flag, {"decision": "no_flag", "criteria": [], "removal_reason": reason}, **kw)
+        got = rule(flag, *_model("no_flag", removal_reason=reason))
         assert (got.decision == "flag") is (reason == "none")
         assert reason == "none" or REMOVAL_REASON_TEXT[reason] in got.reason
-    added = hybrid_step5(none, {"decision": "flag", "criteria": ["crash"], "removal_reason": "none"}, **kw)
+        assert got.score == 4.0 and got.evidence == flag.evidence
+    added = rule(none, *_model("flag", ["crash"]))
     assert added.decision == "flag" and added.labels == ("triage review",) and "crash" in added.reason
-    assert added.criteria == ("crash",)
-    agreed = hybrid_step5(flag, {"decision": "flag", "criteria": ["crash", "regression"]}, **kw)
-    assert agreed.criteria == ("crash", "regression")
-    stands = hybrid_step5(flag, {"decision": "no_flag", "criteria": [], "removal_reason": "none"}, **kw)
-    assert stands.criteria == ("crash",)
-    dismissed = hybrid_step5(none, {"decision": "flag", "criteria": ["crash"]}, **dict(kw, dismissed=True))
-    assert dismissed.decision == "no_flag" and not dismissed.labels
-    assert hybrid_step5(none, {"decision": "no_flag"}, **kw) is none
+    assert added.criteria == ("crash",) and "flag added by the model" in added.reason
+    agreed = rule(flag, *_model("flag", ["crash", "regression"]))
+    assert agreed.criteria == ("crash", "regression") and "the model agrees" in agreed.reason
+    stands = rule(flag, *_model("no_flag"))
+    assert stands.criteria == ("crash",) and "without a procedural reason" in stands.reason
+    assert rule(none, *_model("no_flag")) is none
+    assert rule(none, *_model("no_flag", removal_reason="not_a_bug_report")) is none  # nothing to remove
+
+
+def test_a_flag_the_model_adds_is_not_raised_again_once_a_person_dismissed_it(monkeypatch):
+    """The dismissed-flag rule is the procedure's, applied after hybrid's merge: the model's added flag too."""
+    snap = replace(issue(number=950, title="FSDP2 fully_shard: a question about mixed precision",
+                         body="```python\nfully_shard(model)\n```\nWhich dtype is used for the reduce-scatter?"),
+                   review_dismissed=True)
+    client = OneAnswer()
+    client.answer = _answer(decision="flag", criteria=[])
+    monkeypatch.setattr(hybrid_module, "uncertain_steps", lambda *a, **k: (frozenset({5}), ("a gate",)))
+    plan = plan_issue(snap, BUNDLE, planner=HybridPlanner(client))
+    step5 = plan.step(5)
+    assert step5.decision == "no_flag" and not step5.labels and "not flagged again" in step5.reason
+    assert "flag added by the model" in step5.reason  # what the model proposed is still on record
+    assert plan.outcome != "high_priority" and BUNDLE.labels.review not in plan.add_labels
 
 
 @pytest.mark.parametrize("reason", [r for r in REMOVAL_REASONS if r != "none"])

@@ -14,7 +14,7 @@ from llm_helpers import client_for, good_answer, issue, policy_violations
 
 from triage.config.bundle import load_bundle
 from triage.llm.client import LLMClient, LLMConfig
-from triage.llm.schema import module_labels, plan_schema, schema_problems
+from triage.planners.model.schema import module_labels, plan_schema, schema_problems
 from triage.planners import get_planner, plan_issue
 from triage.planners.llm import LLMPlanner
 
@@ -168,7 +168,7 @@ def test_the_default_planner_imports_no_model_client():
             "s = snapshot_from_json({'number': 1, 'title': 'FSDP hang', 'body': 'x', 'labels': []}); "
             "plan_issue(s, load_bundle(), planner=get_planner('rubric')); plan_issue(s, load_bundle()); "
             "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('triage.llm', 'triage.planners.llm', "
-            "'triage.planners.hybrid', 'botocore', 'requests')))))")
+            "'triage.planners.model', 'triage.planners.hybrid', 'botocore', 'requests')))))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     assert json.loads(out) == []
 
@@ -181,3 +181,30 @@ def test_unknown_provider_and_missing_key_are_one_line_errors(bundle, monkeypatc
         get_planner("llm", provider="openai", model="m", environ={})
     with pytest.raises(LLMConfigError, match="unknown LLM provider"):
         LLMClient(LLMConfig(provider="nope", model="m"))
+
+
+def test_a_failed_ask_reports_its_cost_in_the_plan_and_in_the_run_totals(bundle):
+    """What a failed call cost is part of the plan's usage and of the planner's totals (its interface), not a
+    passenger on the exception: a refusal is billed."""
+    from triage.llm.client import Budget
+    from triage.llm.errors import LLMRefused
+    from triage.llm.pricing import Prices
+    from triage.planners.rubric import RubricPlanner
+
+    class Refusing:
+        budget = Budget(max_calls=None)
+        config = LLMConfig(model="m", api_key="k", prices=Prices(2.0, 10.0))
+
+        def complete(self, system, user, schema, schema_name, *, key=""):
+            self.budget.take_call()
+            self.budget.add_tokens(1000, 50)
+            raise LLMRefused("the model refused", input_tokens=1000, output_tokens=50)
+
+    planner = LLMPlanner(Refusing())
+    plan = plan_issue(issue(), bundle, planner=planner)
+    assert plan.planner == "rubric" and plan.usage["fallback"].startswith("LLMRefused:")
+    assert (plan.usage["calls"], plan.usage["input_tokens"], plan.usage["output_tokens"]) == (1, 1000, 50)
+    assert plan.usage["cost_usd"] == pytest.approx((1000 * 2.0 + 50 * 10.0) / 1e6)
+    totals = planner.usage_totals()
+    assert (totals["issues_asked"], totals["calls"], totals["fallbacks"], totals["input_tokens"]) == (1, 1, 1, 1000)
+    assert planner.needs_prompt and not RubricPlanner().needs_prompt and RubricPlanner().usage_totals() is None

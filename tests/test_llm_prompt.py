@@ -11,8 +11,8 @@ import pytest
 from llm_helpers import issue
 
 from triage.config.bundle import load_bundle
-from triage.llm.prompt import prompt_path, render
-from triage.llm.schema import DECISIONS, REMOVAL_REASONS, criteria_names, plan_schema
+from triage.planners.model.prompt import prompt_path, render
+from triage.planners.model.schema import DECISIONS, REMOVAL_REASONS, criteria_names, plan_schema
 
 # Step 5 of the procedure, verbatim (the seed: pytorch/pytorch .claude/skills/distributed-triage/SKILL.md, the
 # project's specification; copied here so the test stands alone).

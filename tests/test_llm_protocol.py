@@ -131,6 +131,13 @@ def test_bedrock_credentials_and_region_from_the_environment():
     assert bedrock_converse.credentials_from_env({"AWS_ACCESS_KEY_ID": "AKIA1"}) is None
 
 
+def test_bedrock_signs_as_botocores_service_model_says():
+    """The SigV4 signing name is botocore's for bedrock-runtime (it is also the provider's name, written once)."""
+    botocore_session = pytest.importorskip("botocore.session")
+    model = botocore_session.get_session().get_service_model("bedrock-runtime")
+    assert bedrock_converse.SIGNING_SERVICE == model.signing_name
+
+
 def test_bedrock_without_botocore_is_a_config_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "botocore.auth", None)  # makes `import botocore.auth` fail
     with pytest.raises(LLMConfigError, match=r"ptd-triage\[bedrock\]"):

@@ -17,8 +17,8 @@ from triage.llm import anthropic_messages, bedrock_converse, openai_chat
 from triage.llm.client import LLMClient, LLMConfig
 from triage.llm.errors import (LLMAuthError, LLMContextExceeded, LLMInvalidReply, LLMNoAnswer, LLMQuotaExceeded,
                                LLMRateLimited, LLMRefused, LLMTransient, LLMTruncated)
-from triage.llm.prompt import render
-from triage.llm.schema import SCHEMA_NAME, plan_schema
+from triage.planners.model.prompt import render
+from triage.planners.model.schema import SCHEMA_NAME, plan_schema
 
 anthropic = pytest.importorskip("anthropic")
 openai = pytest.importorskip("openai")

@@ -127,13 +127,15 @@ def with_planner(context: Context, planner: Any, *, precheck=None) -> Context:
 def check_model_prompt(planner: Any, bundle) -> None:
     """A model planner over a queue whose prompt is missing or broken fails the run before any issue, in one line
     (else every issue would fall back to the rubric, or be asked with another queue's prompt)."""
-    from triage.llm.prompt import PromptError
-    from triage.planners.llm import check_prompt
+    if not planner.needs_prompt:
+        return
+    from triage.planners import check_prompt
+    from triage.planners.model.prompt import PromptError
 
     try:
         check_prompt(planner, bundle)
     except PromptError as exc:
-        raise ActionError(f"input planner {getattr(planner, 'name', '')}: {exc}") from None
+        raise ActionError(f"input planner {planner.name}: {exc}") from None
 
 
 def github_client(settings: Settings):
@@ -206,44 +208,44 @@ def triager_for(settings: Settings, client, bundle, planner, *, precheck=None):
 
 
 def planner_for_settings(settings: Settings, environ: Mapping[str, str]):
-    """The planner the inputs name, with the llm-* inputs; ActionError (one line) when it cannot be built."""
-    from triage.planners import UnknownPlanner, get_planner
+    """The planner the inputs name; a model planner over the client the llm-* inputs describe, made by the one
+    function that makes clients (`triage.llm.options.model_client`), as the CLI's. ActionError (one line) when it
+    cannot be built."""
+    from triage.planners import UnknownPlanner, get_planner, needs_model
 
-    if settings.planner == "rubric":
-        return get_planner("rubric")
+    try:
+        if not needs_model(settings.planner):
+            return get_planner(settings.planner)  # raises UnknownPlanner, or a fork's own planner
+    except UnknownPlanner as exc:
+        raise ActionError(f"input planner: {exc}") from None
     from triage.llm.errors import LLMError
 
     try:
-        if settings.planner not in ("llm", "hybrid"):
-            return get_planner(settings.planner)  # raises UnknownPlanner, or a fork's own planner
         return get_planner(settings.planner, client=model_client(settings, environ))
-    except UnknownPlanner as exc:
-        raise ActionError(f"input planner: {exc}") from None
     except LLMError as exc:
         raise ActionError(f"input planner {settings.planner}: {exc}") from None
 
 
 def model_client(settings: Settings, environ: Mapping[str, str]):
     """The model client the llm-* inputs describe (LLMError when they do not make one)."""
-    from triage.llm.client import LLMClient, config_from_environ
+    from triage.llm.options import ModelOptions, model_client as client_for_options
     from triage.llm.pricing import Prices
 
-    config = config_from_environ(
-        environ, provider=settings.llm_provider, model=settings.llm_model, base_url=settings.llm_base_url or None,
-        api_key=settings.llm_api_key or None, max_calls=settings.llm_max_calls, timeout=settings.llm_timeout,
+    options = ModelOptions(
+        provider=settings.llm_provider, model=settings.llm_model, base_url=settings.llm_base_url or None,
+        api_key=settings.llm_api_key, max_calls=settings.llm_max_calls, timeout=settings.llm_timeout,
         output_mode=settings.llm_output_mode, prices=Prices(*settings.llm_prices) if settings.llm_prices else None)
-    return LLMClient(config, environ=environ)
+    return client_for_options(options, environ)
 
 
 def model_note(planner) -> str | None:
     """One line for the summary when a model planner ran: calls, tokens, and the estimated cost when both
     llm-price-* inputs are given (else says how to get one)."""
-    consultant = getattr(planner, "consultant", None)
-    if consultant is None or not consultant.issues_asked:
+    t = planner.usage_totals() if planner is not None else None
+    if t is None or not t["issues_asked"]:
         return None
     from triage.llm.pricing import format_usd
 
-    t = consultant.usage_totals()
     cost = (f"estimated cost {format_usd(t['cost_usd'])}" if t["cost_usd"] is not None
             else "no cost estimate (set llm-price-input and llm-price-output)")
     return (f"model: asked on {t['issues_asked']} issue(s), {t['calls']} call(s), {t['input_tokens']} input + "

@@ -100,13 +100,15 @@ class Settings:
     # Issue 8: the model planners and the plan/apply split (triage.action.planmode).
     mode: str = "triage"  # triage (one job), plan (read-only, writes a plans file), apply (writes saved plans)
     plans_file: str = ""
-    llm_provider: str = "openai"
+    # The llm-* inputs as given: the provider and the output mode are checked, against the provider registry, by
+    # the one function that makes a model client (triage.llm.options), when a model planner is built.
+    llm_provider: str = ""  # "" is the registry's default
     llm_model: str = ""
     llm_base_url: str = ""
     llm_api_key: str = field(default="", repr=False)
     llm_max_calls: int = 50
     llm_timeout: float = 60.0  # total seconds of one model call
-    llm_output_mode: str = "auto"  # auto (json_schema) | json_schema | tool
+    llm_output_mode: str = ""  # "" is auto (json_schema) | json_schema | tool
     llm_prices: tuple[float, float] | None = None  # US dollars per million input, output tokens
     # Issue 32: mode shadow (triage.action.shadowmode): the window, where the JSON report goes, the cache folder.
     shadow_since: str = ""
@@ -190,32 +192,17 @@ def llm_settings(environ: Mapping[str, str]) -> dict:
     mode = get_input(environ, "mode") or "triage"
     if mode not in MODES:
         raise ActionError(f"input mode must be one of {', '.join(MODES)}, got {mode!r}")
-    provider = get_input(environ, "llm-provider") or "openai"
-    if provider not in ("openai", "anthropic", "bedrock"):
-        raise ActionError(f"input llm-provider must be openai, anthropic or bedrock, got {provider!r}")
     key = get_input(environ, "llm-api-key")
     if mode == "apply" and key:
         raise ActionError("input llm-api-key must be empty in mode apply: the job that writes gets no model "
                           "credentials (give the key to the plan job only)")
-    return dict(mode=mode, plans_file=get_input(environ, "plans-file"), llm_provider=provider,
+    return dict(mode=mode, plans_file=get_input(environ, "plans-file"), llm_provider=get_input(environ, "llm-provider"),
                 llm_model=get_input(environ, "llm-model"), llm_base_url=get_input(environ, "llm-base-url"),
                 llm_api_key=key,
                 llm_max_calls=parse_count("llm-max-calls", get_input(environ, "llm-max-calls"), default=50) or 50,
                 llm_timeout=parse_seconds("input llm-timeout", get_input(environ, "llm-timeout"), default=60.0),
-                llm_output_mode=_output_mode(get_input(environ, "llm-output-mode"), provider),
+                llm_output_mode=get_input(environ, "llm-output-mode"),
                 llm_prices=_prices(get_input(environ, "llm-price-input"), get_input(environ, "llm-price-output")))
-
-
-OUTPUT_MODES = ("auto", "json_schema", "tool")
-
-
-def _output_mode(value: str, provider: str) -> str:
-    mode = (value or "auto").strip().lower()
-    if mode not in OUTPUT_MODES:
-        raise ActionError(f"input llm-output-mode must be one of {', '.join(OUTPUT_MODES)}, got {value!r}")
-    if mode == "tool" and provider == "openai":
-        raise ActionError("input llm-output-mode tool is for anthropic and bedrock; openai uses json_schema")
-    return mode
 
 
 def _prices(given_in: str, given_out: str) -> tuple[float, float] | None:

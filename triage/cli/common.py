@@ -203,58 +203,96 @@ def run_command(func, args: argparse.Namespace) -> int:
 PLANNERS = ("rubric", "llm", "hybrid")
 
 
+class _Listed:
+    """argparse `choices` read from where they are declared, when first asked (a value given, or --help): a run
+    that names no provider imports no provider module."""
+
+    def __init__(self, load):
+        self._load = load
+
+    def __contains__(self, value) -> bool:
+        return value in self._load()
+
+    def __iter__(self):
+        return iter(self._load())
+
+
+def _provider_names() -> tuple[str, ...]:
+    from triage.llm.providers import names
+
+    return names()
+
+
+def _output_modes() -> tuple[str, ...]:
+    from triage.llm.common import OUTPUT_MODES
+
+    return OUTPUT_MODES
+
+
+PROVIDER_CHOICES = _Listed(_provider_names)
+OUTPUT_MODE_CHOICES = _Listed(_output_modes)
+
+
 def add_planner_options(parser: argparse.ArgumentParser) -> None:
-    """--planner and the --llm-* options (plan, eval, sweep). The key comes from OPENAI_API_KEY or
-    ANTHROPIC_API_KEY (AWS's own variables for Bedrock), never from the command line, where `ps` would show it."""
+    """--planner and the --llm-* options (plan, eval, sweep). The key comes from the provider's own variable
+    (OPENAI_API_KEY, ANTHROPIC_API_KEY; AWS's own variables for Bedrock), never from the command line, where `ps`
+    would show it."""
     group = parser.add_argument_group("planner")
     group.add_argument("--planner", choices=PLANNERS, default="rubric",
                        help="rubric (default, free, offline), llm (a model proposes every judgement) or hybrid "
                             "(the model is asked only where the rubric is unsure)")
-    group.add_argument("--llm-provider", choices=("openai", "anthropic", "bedrock"), default="openai",
-                       help="openai: any OpenAI-compatible endpoint (see --llm-base-url); anthropic; bedrock")
+    group.add_argument("--llm-provider", choices=PROVIDER_CHOICES, default=None,
+                       help="the model's API, one of: %(choices)s (default: the first); the first is any "
+                            "OpenAI-compatible endpoint (see --llm-base-url)")
     group.add_argument("--llm-model", metavar="NAME", help="the model name (or Bedrock model id)")
     group.add_argument("--llm-base-url", metavar="URL", help="e.g. http://localhost:11434/v1 for Ollama")
     group.add_argument("--llm-max-calls", type=positive_int, default=50, metavar="N",
                        help="most model calls in this run (default 50); the rubric plans the rest")
     group.add_argument("--llm-timeout", type=positive_seconds, default=60.0, metavar="SECONDS",
                        help="total seconds one model call may take, the whole answer read (default 60)")
-    group.add_argument("--llm-output-mode", choices=("auto", "json_schema", "tool"), default="auto",
-                       help="auto (default): json_schema for every provider; tool: a forced tool, only for an "
-                            "older anthropic or bedrock model without structured outputs")
+    group.add_argument("--llm-output-mode", choices=OUTPUT_MODE_CHOICES, default="auto",
+                       help="one of: %(choices)s. auto (default): json_schema for every provider; tool: a forced "
+                            "tool, only for an older model without structured outputs on a provider that offers it")
     group.add_argument("--llm-price", nargs=2, type=dollars, metavar=("IN", "OUT"),
                        help="US dollars per million input and output tokens, for cost estimates")
 
 
 def check_model_prompt(planner, bundle) -> None:
     """A model planner over a queue without a usable prompt is an error before any issue (CliError, one line)."""
-    from triage.llm.prompt import PromptError
-    from triage.planners.llm import check_prompt
+    from triage.planners import check_prompt
+
+    if not planner.needs_prompt:
+        return
+    from triage.planners.model.prompt import PromptError
 
     try:
         check_prompt(planner, bundle)
     except PromptError as exc:
-        raise CliError(f"--planner {getattr(planner, 'name', '')}: {exc}") from None
+        raise CliError(f"--planner {planner.name}: {exc}") from None
 
 
 def planner_from_args(args: argparse.Namespace, *, record: str | None = None, replay: str | None = None):
-    """The planner the options name; CliError (one line) when a model planner cannot be configured."""
-    from triage.planners import UnknownPlanner, get_planner
+    """The planner the options name; CliError (one line) when a model planner cannot be configured. A model
+    planner's client comes from the options through the one function that makes clients
+    (`triage.llm.options.model_client`), as the Action's does."""
+    from triage.planners import UnknownPlanner, get_planner, needs_model
 
     name = getattr(args, "planner", "rubric") or "rubric"
-    if name == "rubric":
+    if not needs_model(name):
         if record or replay:
             raise CliError("--record and --replay need --planner llm or hybrid")
-        return get_planner("rubric")
+        return get_planner(name)
     from triage.llm.errors import LLMError
+    from triage.llm.options import ModelOptions, model_client
     from triage.llm.pricing import Prices
 
     price = getattr(args, "llm_price", None)
-    options = dict(provider=args.llm_provider, model=args.llm_model or ("replay" if replay else None),
-                   base_url=args.llm_base_url, max_calls=args.llm_max_calls, timeout=args.llm_timeout,
-                   prices=Prices(*price) if price else None, record=record, replay=replay,
-                   output_mode=getattr(args, "llm_output_mode", None))
     try:
-        return get_planner(name, **options)
+        options = ModelOptions(provider=args.llm_provider or "", model=args.llm_model or "",
+                               base_url=args.llm_base_url, max_calls=args.llm_max_calls, timeout=args.llm_timeout,
+                               output_mode=getattr(args, "llm_output_mode", None) or "",
+                               prices=Prices(*price) if price else None, record=record, replay=replay)
+        return get_planner(name, client=model_client(options, os.environ))
     except (UnknownPlanner, LLMError) as exc:
         raise CliError(f"--planner {name}: {exc}") from None
     except ValueError as exc:

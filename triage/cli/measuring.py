@@ -109,9 +109,10 @@ def check_minimums(figures: dict[str, Any], args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def model_figures(consultant, rows: int) -> dict[str, Any]:
-    """Calls, tokens, estimated cost and latency of a model planner, and the share of issues that asked it."""
-    totals = consultant.usage_totals()
+def model_figures(totals: dict[str, Any], rows: int) -> dict[str, Any]:
+    """Calls, tokens, estimated cost and latency of a model planner (its `usage_totals()`), and the share of issues
+    that asked it."""
+    totals = dict(totals)
     totals["issues"] = rows
     totals["call_rate"] = totals["issues_asked"] / rows if rows else None
     return totals

@@ -263,7 +263,7 @@ def _missing_template(sources: QueueSources, step: str, name: str, file: str) ->
 
 def prompt_problems(sources: QueueSources) -> list[Problem]:
     """The model planners' prompt, when the queue has one, parses. Not part of `check`, which every run does: a
-    rubric run never reads the prompt, and a model run checks it before any issue (triage.planners.llm)."""
+    rubric run never reads the prompt, and a model run checks it before any issue (triage.planners.check_prompt)."""
     if sources.prompt is None:
         return []
     text, (file, first) = sources.prompt

@@ -1,8 +1,11 @@
 """The seed's procedure (steps 0-6), written once. Every planner runs it; a planner only supplies decisions.
 
 `run` reads the issue once (one `Analysis`, or the one the caller already has) and walks the steps in order. For
-each judgement step (1-6) a planner may hand in a `Judgement`; a step without one is decided by the rubric's own
-step function (`triage.core.steps`). The sequencing is the same whoever decides: where the procedure stops, which
+each judgement step (1-6) a planner may hand in a `Judgement` (`triage.core.merge`); a step without one is decided
+by the rubric's own step function (`triage.core.steps`), and a step with one by the planner's `MergePolicy` from
+the rubric's own result and the judgement. Each step is handed the decisions of the steps it depends on, as decided
+here. The rules that tie the steps together are written here once, whoever decides: where the procedure stops
+(step 0: a person classified it, before anything is read or any planner asked; step 1: not in the queue), which
 steps a route's own team owns, an existing sub-oncall kept, the modules of the chosen route only, a flag a person
 dismissed not raised again, no reproduction asked of a request, and which request for a reproduction is posted
 (the performance wording for a report about speed or memory). `fold` turns the results into the proposal a
@@ -13,36 +16,17 @@ May import: the standard library, `triage.config` (types), `triage.core`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 from triage.config.bundle import Bundle
 from triage.core import steps
+from triage.core.merge import MODEL_DECIDES, Judgement, MergePolicy
 from triage.core.outcome import OutcomeFacts, derive_outcome
 from triage.core.plan import Plan, PlannedComment
 from triage.core.snapshot import IssueSnapshot
 from triage.core.steps import Analysis, StepResult
 from triage.core.vocab import CommentStep, Confidence, Distributed, Flag, Reproduction, Role, TypeKind
-
-
-@dataclass(frozen=True)
-class Judgement:
-    """One step's decision from a planner other than the rubric (a model's answer, through its adapter).
-
-    `decision` is the step's word (a `triage.core.vocab` member, or a route name for step 2); `reason` is how the
-    plan shows it; `labels` are step 3's module labels; `performance` says a step-4 enhancement is about speed or
-    memory; `criteria` are the step-5 criteria a flag names; `combine`, when given, decides the step from the
-    rubric's own result for it (the hybrid planner's rule for step 5: the model may add a flag, and remove one only
-    for a procedural reason)."""
-
-    decision: str
-    reason: str
-    by: str
-    labels: tuple[str, ...] = ()
-    performance: bool = False
-    criteria: tuple[str, ...] = ()  # step 5: the criteria a flag names
-    combine: Callable[[StepResult], StepResult] | None = None
-
 
 Decisions = Mapping[int, Judgement]
 NO_DECISIONS: Decisions = {}
@@ -57,27 +41,46 @@ class Run:
     analysis: Analysis | None
 
 
+def reached_judgement(results: Sequence[StepResult]) -> bool:
+    """Whether the procedure got past step 0 to the judgement steps. No planner is asked to judge an issue it did
+    not (a person classified it, or no procedure ran because the issue is processed already): step 0 is a fact
+    about labels, never a judgement."""
+    return bool(results) and results[-1].step != 0
+
+
 @dataclass(frozen=True)
 class _Context:
     snapshot: IssueSnapshot
     bundle: Bundle
     analysis: Analysis
     decisions: Decisions
+    merge: MergePolicy
 
     def template(self, step: CommentStep) -> str | None:
         return self.bundle.step_templates.get(step)
 
+    def decide(self, step: int, own: Callable[[], StepResult], read: Callable[[Judgement], StepResult],
+               judgement: Judgement | None) -> StepResult:
+        """The rubric's own result without a judgement; with one, the merge policy's rule for the step applied to
+        the rubric's own result and the judgement as the procedure reads it (`read`), or, when the policy names no
+        rule for the step, the judgement as read (the rubric's own result is then not computed)."""
+        if judgement is None:
+            return own()
+        rule = self.merge.rule(step)
+        return read(judgement) if rule is None else rule(own(), read(judgement), judgement)
+
 
 def run(snapshot: IssueSnapshot, bundle: Bundle, decisions: Decisions = NO_DECISIONS, *,
-        analysis: Analysis | None = None) -> Run:
+        analysis: Analysis | None = None, merge: MergePolicy = MODEL_DECIDES) -> Run:
     """Steps 0-6 in order, as far as the procedure goes for this issue. Step 0 (a person classified it already)
-    is a fact about labels, never a judgement: no planner decides it."""
+    is a fact about labels, never a judgement: no planner decides it. `merge` says how a judgement and the rubric's
+    own result make a step's decision (`triage.core.merge`)."""
     rubric = bundle.rubric
     first = steps.step0_already_triaged(snapshot, bundle.labels, rubric)
     if first.stop:
         return Run((first,), analysis)
     analysis = analysis or steps.analyse(snapshot, rubric, bundle.templates.names)
-    c = _Context(snapshot, bundle, analysis, decisions)
+    c = _Context(snapshot, bundle, analysis, decisions, merge)
     done = [first, _step1(c)]
     if done[-1].stop:
         return Run(tuple(done), analysis)
@@ -87,94 +90,111 @@ def run(snapshot: IssueSnapshot, bundle: Bundle, decisions: Decisions = NO_DECIS
     # Request types and possible high priority are facts about the issue, not triage the sub-team owns:
     # the rubric says on which routes they are checked.
     every_route = rubric.checks_on_every_route
+    modules = steps.skipped(3, owned) if owns else _step3(c, route.decision)
     types = steps.skipped(4, owned) if owns and "types" not in every_route else _step4(c)
-    done += [route, steps.skipped(3, owned) if owns else _step3(c, route.decision), types,
-             steps.skipped(5, owned) if owns and "high_priority" not in every_route else _step5(c),
-             steps.skipped(6, owned) if owns else _step6(c, types)]
+    flag = steps.skipped(5, owned) if owns and "high_priority" not in every_route else _step5(c, types)
+    done += [route, modules, types, flag, steps.skipped(6, owned) if owns else _step6(c, types)]
     return Run(tuple(done), analysis)
 
 
 def _step1(c: _Context) -> StepResult:
-    j, labels = c.decisions.get(1), c.bundle.labels
-    if j is None:
-        return steps.step1_not_distributed(c.analysis, c.bundle.rubric, labels,
-                                           c.template(CommentStep.NOT_DISTRIBUTED))
-    if j.decision == Distributed.NO:
-        return StepResult(1, Distributed.NO, (labels.review, labels.marker), reason=j.reason, stop=True,
-                          comment=c.template(CommentStep.NOT_DISTRIBUTED), by=j.by)
-    return StepResult(1, Distributed.YES, reason=j.reason, by=j.by)
+    labels, template = c.bundle.labels, c.template(CommentStep.NOT_DISTRIBUTED)
+
+    def read(j: Judgement) -> StepResult:
+        if j.decision == Distributed.NO:
+            return StepResult(1, Distributed.NO, (labels.review, labels.marker), reason=j.reason, stop=True,
+                              comment=template, by=j.by)
+        return StepResult(1, Distributed.YES, reason=j.reason, by=j.by)
+
+    return c.decide(1, lambda: steps.step1_not_distributed(c.analysis, c.bundle.rubric, labels, template), read,
+                    c.decisions.get(1))
 
 
 def _step2(c: _Context) -> StepResult:
-    """An existing sub-oncall is always kept, whoever decides (the rubric's step 2 keeps it; so does the policy)."""
+    """An existing sub-oncall is always kept, whoever decides (the rubric's step 2 keeps it; so does the policy),
+    and a route the queue does not have is no decision."""
     j, rubric = c.decisions.get(2), c.bundle.rubric
     existing = any(rubric.route_of_label(name) for name in c.snapshot.labels)
-    if j is None or existing or j.decision not in rubric.routes:
-        return steps.step2_route(c.snapshot, c.analysis, rubric, c.bundle.labels)
-    label = rubric.route_label(j.decision)  # None: the route's team adds no sub-oncall label
-    return StepResult(2, j.decision, (label,) if label else (), reason=j.reason,
-                      stop=j.decision in rubric.stop_after, by=j.by)
+
+    def read(j: Judgement) -> StepResult:
+        label = rubric.route_label(j.decision)  # None: the route's team adds no sub-oncall label
+        return StepResult(2, j.decision, (label,) if label else (), reason=j.reason,
+                          stop=j.decision in rubric.stop_after, by=j.by)
+
+    judgement = None if j is None or existing or j.decision not in rubric.routes else j
+    return c.decide(2, lambda: steps.step2_route(c.snapshot, c.analysis, rubric, c.bundle.labels), read, judgement)
 
 
 def _step3(c: _Context, route: str) -> StepResult:
     """Only the route's own modules (or one the allowlist gives every route); none named: review, no guess."""
-    j, labels = c.decisions.get(3), c.bundle.labels
-    if j is None:
-        return steps.step3_modules(c.snapshot, c.analysis, c.bundle.rubric, labels, route)
-    chosen = tuple(dict.fromkeys(l for l in j.labels
-                                 if labels.role(l) == Role.MODULE and labels.route(l) in (route, None)))
-    if j.decision == Confidence.LOW or not chosen:
-        note = "" if j.decision == Confidence.LOW else f" [no module of route {route} named: sent to review]"
-        return StepResult(3, Confidence.LOW, (labels.review,), reason=j.reason + note, by=j.by)
-    # A word that claims no confidence (a model's not_applicable) is kept as said; the policy keeps only a
-    # `Confidence` as the plan's confidence.
-    decision = Confidence(j.decision) if j.decision in tuple(Confidence) else j.decision
-    return StepResult(3, decision, chosen, reason=j.reason, by=j.by)
+    labels = c.bundle.labels
+
+    def read(j: Judgement) -> StepResult:
+        chosen = tuple(dict.fromkeys(l for l in j.labels
+                                     if labels.role(l) == Role.MODULE and labels.route(l) in (route, None)))
+        if j.decision == Confidence.LOW or not chosen:
+            note = "" if j.decision == Confidence.LOW else f" [no module of route {route} named: sent to review]"
+            return StepResult(3, Confidence.LOW, (labels.review,), reason=j.reason + note, by=j.by)
+        # A word that claims no confidence (a model's not_applicable) is kept as said; the policy keeps only a
+        # `Confidence` as the plan's confidence.
+        decision = Confidence(j.decision) if j.decision in tuple(Confidence) else j.decision
+        return StepResult(3, decision, chosen, reason=j.reason, by=j.by)
+
+    return c.decide(3, lambda: steps.step3_modules(c.snapshot, c.analysis, c.bundle.rubric, labels, route), read,
+                    c.decisions.get(3))
 
 
 def _step4(c: _Context) -> StepResult:
-    j, labels = c.decisions.get(4), c.bundle.labels
-    if j is None:
-        return steps.step4_types(c.analysis, c.bundle.rubric, labels)
-    if j.decision == TypeKind.FEATURE:
-        added: tuple[str, ...] = (labels.feature,)
-    elif j.decision == TypeKind.ENHANCEMENT:
-        added = (labels.enhancement,) + ((labels.performance,) if j.performance else ())
-    else:
-        added = ()
-    return StepResult(4, j.decision, added, reason=j.reason, by=j.by)
+    labels = c.bundle.labels
+
+    def read(j: Judgement) -> StepResult:
+        if j.decision == TypeKind.FEATURE:
+            added: tuple[str, ...] = (labels.feature,)
+        elif j.decision == TypeKind.ENHANCEMENT:
+            added = (labels.enhancement,) + ((labels.performance,) if j.performance else ())
+        else:
+            added = ()
+        return StepResult(4, j.decision, added, reason=j.reason, by=j.by)
+
+    return c.decide(4, lambda: steps.step4_types(c.analysis, c.bundle.rubric, labels), read, c.decisions.get(4))
 
 
-def _step5(c: _Context) -> StepResult:
-    """A flag a person already dismissed (they removed the review label the bot had added) is not raised again,
-    whoever proposes it."""
-    j, labels = c.decisions.get(5), c.bundle.labels
-    if j is None or j.combine is not None:
-        own = steps.step5_high_priority(c.analysis, c.bundle.rubric, labels, c.snapshot)
-        return own if j is None else j.combine(own)
-    if j.decision != Flag.FLAG:
-        return StepResult(5, Flag.NO_FLAG, reason=j.reason, by=j.by)
-    if c.snapshot.review_dismissed:
-        return StepResult(5, Flag.NO_FLAG, by=j.by, reason=j.reason + (
-            f" [a person already removed the bot's '{labels.review}' label: not flagged again]"))
-    return StepResult(5, Flag.FLAG, (labels.review,), reason=j.reason, by=j.by, criteria=j.criteria)
+def _step5(c: _Context, types: StepResult) -> StepResult:
+    """Step 5 reads step 4 as decided (`types`). A flag a person already dismissed (they removed the review label
+    the bot had added) is not raised again, whoever proposes it."""
+    labels = c.bundle.labels
+
+    def read(j: Judgement) -> StepResult:
+        if j.decision != Flag.FLAG:
+            return StepResult(5, Flag.NO_FLAG, reason=j.reason, by=j.by)
+        return StepResult(5, Flag.FLAG, (labels.review,), reason=j.reason, by=j.by, criteria=j.criteria)
+
+    result = c.decide(5, lambda: steps.step5_high_priority(c.analysis, c.bundle.rubric, labels, types), read,
+                      c.decisions.get(5))
+    if result.decision != Flag.FLAG or not c.snapshot.review_dismissed:
+        return result
+    return replace(result, decision=Flag.NO_FLAG, labels=(), criteria=(), reason=(
+        f"{result.reason} [but a person already removed the bot's '{labels.review}' label: not flagged again]"))
 
 
 def _step6(c: _Context, types: StepResult) -> StepResult:
-    """Never for a request (step 4 found a type); a missing reproduction of a slowdown gets the performance
-    wording, whoever judged that it is missing."""
-    j, labels, rubric = c.decisions.get(6), c.bundle.labels, c.bundle.rubric
+    """Never for a request (step 4 found a type, whoever decided it); a missing reproduction of a slowdown gets the
+    performance wording, whoever judged that it is missing."""
+    labels, rubric = c.bundle.labels, c.bundle.rubric
     ask, ask_performance = c.template(CommentStep.NEEDS_REPRODUCTION), c.template(
         CommentStep.NEEDS_PERFORMANCE_REPRODUCTION)
     if types.labels:
         return StepResult(6, Reproduction.REQUEST, reason="step 6: a request, not a bug: no reproduction needed",
                           by=types.by)
-    if j is None:
-        return steps.step6_needs_reproduction(c.analysis, rubric, labels, types, ask, ask_performance)
-    if j.decision != Reproduction.NEEDS:
-        return StepResult(6, Reproduction.HAS, reason=j.reason, by=j.by)
-    return StepResult(6, Reproduction.NEEDS, (labels.reproduction,), reason=j.reason, by=j.by,
-                      comment=steps.reproduction_template(c.analysis, rubric, ask, ask_performance))
+
+    def read(j: Judgement) -> StepResult:
+        if j.decision != Reproduction.NEEDS:
+            return StepResult(6, Reproduction.HAS, reason=j.reason, by=j.by)
+        return StepResult(6, Reproduction.NEEDS, (labels.reproduction,), reason=j.reason, by=j.by,
+                          comment=steps.reproduction_template(c.analysis, rubric, ask, ask_performance))
+
+    return c.decide(6, lambda: steps.step6_needs_reproduction(c.analysis, rubric, labels, ask, ask_performance),
+                    read, c.decisions.get(6))
 
 
 def fold(plan: Plan, results: tuple[StepResult, ...], bundle: Bundle, prefix: tuple[str, ...] = ()) -> Plan:
@@ -204,4 +224,4 @@ def fold(plan: Plan, results: tuple[StepResult, ...], bundle: Bundle, prefix: tu
     )
 
 
-__all__ = ["Decisions", "Judgement", "NO_DECISIONS", "Run", "fold", "run"]
+__all__ = ["Decisions", "Judgement", "NO_DECISIONS", "Run", "fold", "reached_judgement", "run"]

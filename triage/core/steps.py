@@ -3,7 +3,10 @@
 A step is pure: it looks at the issue snapshot, at the `Analysis` (the issue read once and scored
 against every rubric topic) and at the configuration, and returns its decision, the labels the
 decision adds, a one-line reason and the evidence behind it. The one procedure (`triage.core.procedure`)
-runs them in order, for every planner; these functions are how the rubric decides a step.
+runs them in order, for every planner; these functions are how the rubric decides a step. A step that depends on
+an earlier one takes that step's decision as an argument (step 3 the route, step 5 the request type), as the
+procedure decided it: no step function calls another (tests/test_procedure_rules.py checks it), and the rules that
+tie steps together (stops, a dismissed flag, no reproduction asked of a request) are the procedure's.
 
 May import: the standard library, `triage.text`, `triage.config` (types), `triage.core.snapshot`,
 `triage.core.outcome` (who classified it), `triage.core.vocab`.
@@ -282,14 +285,15 @@ def step4_types(analysis: Analysis, rubric: Rubric, labels: LabelSet) -> StepRes
 # --- step 5: possibly high priority: a human must look first ----------------------------------------
 
 
-def step5_high_priority(analysis: Analysis, rubric: Rubric, labels: LabelSet,
-                        snapshot: IssueSnapshot | None = None) -> StepResult:
+def step5_high_priority(analysis: Analysis, rubric: Rubric, labels: LabelSet, types: StepResult) -> StepResult:
     """The seed's step 5 criteria, each scored on its own evidence (`high_priority.criteria` in the rubric); the
     issue's high-priority score is its best criterion's score plus the counter-evidence (questions, requests, test
-    reports, ...; a request found by step 4 counts `request_weight`). Flagged at or above the rubric's threshold:
-    the review label, and (enforced by the policy) no marker, so a human looks first. The score is kept
-    (`StepResult.score`, `Plan.high_priority_score`) so that another threshold can be measured. A flag a person
-    already dismissed (they removed the review label the bot had added) is not raised again."""
+    reports, ...; a request counts `request_weight`). Whether the issue is a request is step 4's decision as the
+    procedure decided it (`types`, whoever decided it: the rubric, a model, a hybrid), never decided here again; a
+    skipped step 4 found no request. Flagged at or above the rubric's threshold: the review label, and (enforced by
+    the policy) no marker, so a human looks first. The score is kept (`StepResult.score`,
+    `Plan.high_priority_score`) so that another threshold can be measured. (A flag a person already dismissed is
+    the procedure's rule, for every planner: `triage.core.procedure`.)"""
     hp = rubric.high_priority
     slots = read_slots(hp.slots, analysis.doc, plan=reads(hp.frames))  # each slot class, by sentence: read once
     scored = []
@@ -302,10 +306,9 @@ def step5_high_priority(analysis: Analysis, rubric: Rubric, labels: LabelSet,
     against, against_ev = score(hp.counter, analysis.doc, rubric.locations)
     framed, framed_ev = score_frames(hp.counter_frames, slots, rubric.locations)
     against, against_ev = against + framed, against_ev + framed_ev
-    request = step4_types(analysis, rubric, labels) if hp.request_weight else None
-    if request is not None and request.decision != TypeKind.NONE:
+    if hp.request_weight and types.decision in (TypeKind.FEATURE, TypeKind.ENHANCEMENT):
         against += hp.request_weight
-        against_ev = against_ev + [Evidence("request", "step 4", request.decision, hp.request_weight)]
+        against_ev = against_ev + [Evidence("request", "step 4", types.decision, hp.request_weight)]
     total = best_points + against if best_points > 0 else 0.0
     evidence = tuple([e for e in best_ev if e.points] + against_ev) if best_points > 0 else ()
     also = [f"{name} {points:g}" for points, name, _ in scored if points > 0 and name != best_name]
@@ -317,10 +320,6 @@ def step5_high_priority(analysis: Analysis, rubric: Rubric, labels: LabelSet,
     if total < hp.threshold or total <= 0:
         return StepResult(5, Flag.NO_FLAG, score=total, evidence=evidence,
                           reason=f"step 5: not high priority (score {total:g} < {hp.threshold:g}; {detail})")
-    if snapshot is not None and snapshot.review_dismissed:
-        return StepResult(5, Flag.NO_FLAG, score=total, evidence=evidence,
-                          reason=f"step 5: possibly high priority ({detail}), but a person already removed "
-                                 f"the bot's '{labels.review}' label: not flagged again")
     return StepResult(5, Flag.FLAG, (labels.review,), evidence=evidence, score=total, criteria=(best_name,),
                       reason=f"step 5: possibly high priority — {best_name} (score {total:g}; {detail}) "
                              "— a human must look first")
@@ -329,11 +328,10 @@ def step5_high_priority(analysis: Analysis, rubric: Rubric, labels: LabelSet,
 # --- step 6: missing reproduction -------------------------------------------------------------------
 
 
-def step6_needs_reproduction(analysis: Analysis, rubric: Rubric, labels: LabelSet, types: StepResult,
-                             template: str, performance_template: str | None = None) -> StepResult:
-    """Ask for a reproduction when none is there; never for a request (step 4 found a type)."""
-    if types.labels:
-        return StepResult(6, Reproduction.REQUEST, reason="step 6: a request, not a bug: no reproduction needed")
+def step6_needs_reproduction(analysis: Analysis, rubric: Rubric, labels: LabelSet, template: str,
+                             performance_template: str | None = None) -> StepResult:
+    """Ask for a reproduction when none is there. (Never of a request: the procedure does not ask this step about
+    an issue step 4 found to be one, whoever decided step 4.)"""
     has_repro, _, evidence = passes(rubric.reproduction, analysis, rubric)
     if has_repro:
         return StepResult(6, Reproduction.HAS, evidence=tuple(evidence),

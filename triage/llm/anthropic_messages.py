@@ -8,8 +8,8 @@ schema and forces it (`tool_choice: {"type": "tool", "name": ...}`): the answer 
 
 Errors are classified as the `anthropic` SDK classifies them (its `_exceptions.py` and `_should_retry`): the
 status, `x-should-retry`, and `error.details.error_code`, which names a reached spend limit or a billing problem:
-never retried, whatever the status or `retry-after` say. Imports: the standard library and
-`triage.llm.common/errors` only.
+never retried, whatever the status or `retry-after` say. `PROTOCOL` declares it for the registry
+(`triage.llm.providers`). Imports: the standard library and `triage.llm.common/errors` only.
 """
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
-from .common import (Headers, reply_object, Reply, Request, as_count, check_common, check_name, encode_json,
-                     error_for_status, header, output_mode, plan_from_text, retry_after)
+from .common import (Headers, Provider, reply_object, Reply, Request, as_count, check_common, check_name,
+                     encode_json, error_for_status, header, output_mode, plan_from_text, retry_after)
 from .errors import (LLMAuthError, LLMContextExceeded, LLMError, LLMInvalidReply, LLMNoAnswer, LLMQuotaExceeded,
                      LLMRateLimited, LLMRefused, LLMTransient, LLMTruncated)
 
@@ -137,4 +137,15 @@ def _error(status: int, headers: Headers, data: Any, *, now: float | None, redac
     return error_for_status(status, detail, provider=PROVIDER, headers=headers, now=now, redact=redact)
 
 
-__all__ = ["API_VERSION", "AUTH_CODES", "QUOTA_CODES", "error_code", "DEFAULT_BASE_URL", "PROVIDER", "TOOL_DESCRIPTION", "build_request", "parse_response"]
+def request_for(config: Any, environ: Mapping[str, str], **call: Any) -> Request:
+    """The request for one call of a client configured with `config` (`triage.llm.client.LLMConfig`)."""
+    return build_request(**call, api_key=config.api_key or "none", mode=config.mode,
+                         base_url=config.base_url or DEFAULT_BASE_URL)
+
+
+# The provider's one declaration (listed by triage.llm.providers).
+PROTOCOL = Provider(name=PROVIDER, key_variable="ANTHROPIC_API_KEY", default_url=DEFAULT_BASE_URL,
+                    output_modes=("json_schema", "tool"), request=request_for, parse=parse_response)
+
+__all__ = ["API_VERSION", "AUTH_CODES", "QUOTA_CODES", "error_code", "DEFAULT_BASE_URL", "PROTOCOL", "PROVIDER",
+           "TOOL_DESCRIPTION", "build_request", "parse_response", "request_for"]

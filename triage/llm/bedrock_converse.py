@@ -19,14 +19,15 @@ from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import quote
 
-from .common import (Headers, reply_object, Reply, Request, as_count, check_common, check_name, encode_json,
-                     error_for_status, header, plan_from_text, retry_after)
-from .common import output_mode
+from .common import (Headers, Provider, reply_object, Reply, Request, as_count, check_common, check_name,
+                     encode_json, error_for_status, header, output_mode, plan_from_text, retry_after)
 from .errors import (LLMAuthError, LLMBadRequest, LLMConfigError, LLMContextExceeded, LLMError, LLMInvalidReply,
                      LLMNoAnswer, LLMQuotaExceeded, LLMRateLimited, LLMRefused, LLMTransient, LLMTruncated)
 
 PROVIDER = "bedrock"
-SIGNING_SERVICE = "bedrock"
+# The SigV4 signing name of bedrock-runtime (botocore's service model: `signingName: bedrock`), which is also the
+# provider's name; tests/test_llm_protocol.py checks it against botocore.
+SIGNING_SERVICE = PROVIDER
 TOOL_DESCRIPTION = "Record the triage plan for the issue. Call this exactly once with the complete plan."
 
 _AUTH_ERRORS = frozenset({"AccessDeniedException", "UnrecognizedClientException", "InvalidSignatureException",
@@ -190,5 +191,24 @@ def _error(status: int, headers: Headers, data: Any, *, now: float | None, redac
     return error_for_status(status, detail, provider=PROVIDER, headers=headers, now=now, redact=redact)
 
 
-__all__ = ["PROVIDER", "SIGNING_SERVICE", "TOOL_DESCRIPTION", "AwsCredentials", "build_request",
-           "credentials_from_env", "endpoint", "parse_response", "region_from_env", "sign"]
+def request_for(config: Any, environ: Mapping[str, str], **call: Any) -> Request:
+    """The signed request for one call of a client configured with `config` (`triage.llm.client.LLMConfig`), with
+    the AWS credentials and region of `environ` (`config.region` wins), read at the time of sending."""
+    creds = credentials_from_env(environ)
+    if creds is None:
+        raise LLMConfigError("no AWS credentials for Bedrock (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, e.g. "
+                             "from aws-actions/configure-aws-credentials)", provider=PROVIDER)
+    region = config.region or region_from_env(environ)
+    if not region:
+        raise LLMConfigError("no AWS region for Bedrock (AWS_REGION)", provider=PROVIDER)
+    return build_request(**call, credentials=creds, region=region, base_url=config.base_url, mode=config.mode)
+
+
+# The provider's one declaration (listed by triage.llm.providers): credentials are AWS's own variables, read by
+# `request_for`; the endpoint is the region's.
+PROTOCOL = Provider(name=PROVIDER, key_variable=None, default_url=None, output_modes=("json_schema", "tool"),
+                    request=request_for, parse=parse_response,
+                    secret_variables=("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"))
+
+__all__ = ["PROTOCOL", "PROVIDER", "SIGNING_SERVICE", "TOOL_DESCRIPTION", "AwsCredentials", "build_request",
+           "credentials_from_env", "endpoint", "parse_response", "region_from_env", "request_for", "sign"]

@@ -1,5 +1,6 @@
-"""The model client: one structured-output call over the provider protocols (`openai_chat`, `anthropic_messages`,
-`bedrock_converse`) and the shared retry loop (`triage.http.retry`), within a per-run budget.
+"""The model client: one structured-output call over the provider protocols (declared in `openai_chat`,
+`anthropic_messages`, `bedrock_converse`, listed by `triage.llm.providers`, which every provider-specific choice
+here goes through) and the shared retry loop (`triage.http.retry`), within a per-run budget.
 
 What it promises: `Retry-After` is honoured (within `max_wait`); quota and spend-limit errors, refusals, truncated
 and unusable replies are never retried; a timeout is not retried either (the provider may still bill the call);
@@ -26,12 +27,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from triage.http.retry import call_with_retries, verdict_from_exception, retry as retry_verdict, fail as fail_verdict
-from triage.llm.common import MAX_REPLY_BYTES, OUTPUT_MODES, Reply, Request, output_mode, repeats_secret
+from triage.llm import providers
+from triage.llm.common import MAX_REPLY_BYTES, Reply, Request, repeats_secret
 from triage.llm.errors import LLMConfigError, LLMError, LLMOversized, LLMSecretEchoed, LLMTransient
 from triage.llm.pricing import Prices
 
-PROVIDERS = ("openai", "anthropic", "bedrock")
-KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 DEFAULT_MAX_TOKENS = 1500
 
 
@@ -78,7 +78,7 @@ class Budget:
 class LLMConfig:
     """What the model planner needs to reach a model. `api_key` is never shown (repr=False)."""
 
-    provider: str = "openai"
+    provider: str = ""  # a name in triage.llm.providers; "" is its default
     model: str = ""
     base_url: str | None = None
     api_key: str = field(default="", repr=False)
@@ -94,39 +94,36 @@ class LLMConfig:
     output_mode: str = "auto"  # auto | json_schema | tool (see triage.llm.common.OUTPUT_MODES)
     max_reply_bytes: int = MAX_REPLY_BYTES
 
+    def __post_init__(self) -> None:
+        if not self.provider:
+            object.__setattr__(self, "provider", providers.DEFAULT)
+
     @property
     def mode(self) -> str:
-        """The structured-output form sent: json_schema for every provider unless `tool` was chosen."""
-        return output_mode(self.output_mode)
+        """The structured-output form sent: the provider's first (json_schema for every one) unless another one it
+        offers (`tool`) was chosen; LLMConfigError for one it does not offer."""
+        return providers.mode_for(providers.get(self.provider), self.output_mode)
 
     def check(self) -> "LLMConfig":
-        if self.provider not in PROVIDERS:
-            raise LLMConfigError(f"unknown LLM provider {self.provider!r}; choose one of: {', '.join(PROVIDERS)}")
-        if (self.output_mode or "auto").strip().lower().replace("-", "_") not in OUTPUT_MODES:
-            raise LLMConfigError(f"unknown output mode {self.output_mode!r}; choose one of: {', '.join(OUTPUT_MODES)}")
-        if self.provider == "openai" and self.mode == "tool":
-            raise LLMConfigError("output mode 'tool' is for anthropic and bedrock; openai uses json_schema "
-                                 "(response_format)")
+        provider = providers.get(self.provider)
+        providers.mode_for(provider, self.output_mode)
         if not (self.timeout > 0 and self.connect_timeout > 0):
             raise LLMConfigError("the model call's timeouts must be positive numbers of seconds")
         if not self.model.strip():
             raise LLMConfigError(f"no model named for the {self.provider} provider (--llm-model / llm-model)")
-        if self.provider in KEY_VARIABLES and not self.api_key and not self.base_url:
-            raise LLMConfigError(f"no API key for the {self.provider} provider: set {KEY_VARIABLES[self.provider]} "
+        if provider.key_variable and not self.api_key and not self.base_url:
+            raise LLMConfigError(f"no API key for the {self.provider} provider: set {provider.key_variable} "
                                  "(or the llm-api-key input from a secret)")
         return self
 
 
 def config_from_environ(environ: Mapping[str, str], **given: Any) -> LLMConfig:
-    """`given` options (None ones ignored) over what the environment says: the provider's key variable."""
+    """`given` options (None and "" ones are not given) over what the environment says: the provider's key
+    variable. Every given option is a field of `LLMConfig`: one it does not have is a TypeError, never dropped."""
     options = {k: v for k, v in given.items() if v is not None and v != ""}
-    provider = options.get("provider", "openai")
-    if not options.get("api_key") and provider in KEY_VARIABLES:
-        options["api_key"] = environ.get(KEY_VARIABLES[provider], "").strip()
-    if provider == "bedrock" and not options.get("region"):
-        from triage.llm.bedrock_converse import region_from_env
-
-        options["region"] = region_from_env(environ)
+    provider = providers.REGISTRY.get(options.get("provider") or providers.DEFAULT)  # unknown: check() says so
+    if provider is not None and provider.key_variable and not options.get("api_key"):
+        options["api_key"] = environ.get(provider.key_variable, "").strip()
     return LLMConfig(**options)
 
 
@@ -150,51 +147,20 @@ class LLMClient:
     @property
     def secrets(self) -> tuple[str, ...]:
         env = self._environ
-        return tuple(s for s in (self.config.api_key, env.get("AWS_SECRET_ACCESS_KEY", ""),
-                                 env.get("AWS_SESSION_TOKEN", "")) if s)
+        return tuple(s for s in (self.config.api_key, *(env.get(v, "") for v in providers.secret_variables())) if s)
 
     def build(self, system: str, user: str, schema: Mapping[str, Any], schema_name: str) -> Request:
         c = self.config
-        common = dict(model=c.model, system=system, user=user, schema=schema, schema_name=schema_name,
-                      max_tokens=c.max_output_tokens)
-        if c.provider == "openai":
-            from triage.llm import openai_chat
-
-            return openai_chat.build_request(**common, base_url=c.base_url or openai_chat.DEFAULT_BASE_URL,
-                                             api_key=c.api_key or "none")  # local servers take any key
-        if c.provider == "anthropic":
-            from triage.llm import anthropic_messages
-
-            return anthropic_messages.build_request(**common, api_key=c.api_key or "none", mode=c.mode,
-                                                    base_url=c.base_url or anthropic_messages.DEFAULT_BASE_URL)
-        from triage.llm import bedrock_converse
-
-        creds = bedrock_converse.credentials_from_env(self._environ)
-        if creds is None:
-            raise LLMConfigError("no AWS credentials for Bedrock (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, e.g. "
-                                 "from aws-actions/configure-aws-credentials)", provider="bedrock")
-        region = c.region or bedrock_converse.region_from_env(self._environ)
-        if not region:
-            raise LLMConfigError("no AWS region for Bedrock (AWS_REGION)", provider="bedrock")
-        return bedrock_converse.build_request(**common, credentials=creds, region=region, base_url=c.base_url,
-                                              mode=c.mode)
-
-    def _parser(self):
-        provider = self.config.provider
-        if provider == "openai":
-            from triage.llm.openai_chat import parse_response
-        elif provider == "anthropic":
-            from triage.llm.anthropic_messages import parse_response
-        else:
-            from triage.llm.bedrock_converse import parse_response
-        return parse_response
+        return providers.get(c.provider).request(c, self._environ, model=c.model, system=system, user=user,
+                                                 schema=schema, schema_name=schema_name,
+                                                 max_tokens=c.max_output_tokens)
 
     def complete(self, system: str, user: str, schema: Mapping[str, Any], schema_name: str, *,
                  key: str = "") -> Reply:
         """One answer (`key` names the issue for recording wrappers; unused here)."""
         c = self.config
         secrets = self.secrets
-        parse_response = self._parser()
+        parse_response = providers.get(c.provider).parse
         timeouts = (c.connect_timeout, c.timeout)
 
         def send():
@@ -277,5 +243,4 @@ def _send(request: Request, timeouts: tuple[float, float], *, limit: int = MAX_R
     return response.status_code, response.headers, b"".join(chunks)
 
 
-__all__ = ["Budget", "KEY_VARIABLES", "LLMBudgetExhausted", "LLMClient", "LLMConfig", "LLMTimeout", "PROVIDERS",
-           "config_from_environ"]
+__all__ = ["Budget", "LLMBudgetExhausted", "LLMClient", "LLMConfig", "LLMTimeout", "config_from_environ"]

@@ -1,5 +1,5 @@
-"""What every provider protocol shares: the `Request` to send, the `Reply` read back, and pure helpers for
-headers, Retry-After, JSON bodies and the status -> error mapping. Imports: the standard library,
+"""What every provider protocol shares: its declaration (`Provider`), the `Request` to send, the `Reply` read back,
+and pure helpers for headers, Retry-After, JSON bodies and the status -> error mapping. Imports: the standard library,
 `triage.llm.errors` and `triage.http.errors` (the secret run length) only (no HTTP library: the caller does the I/O).
 """
 from __future__ import annotations
@@ -7,9 +7,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from email.utils import parsedate_to_datetime
 from typing import Any, Union
 
 from triage.http.errors import SECRET_RUN, secret_runs
@@ -33,6 +32,27 @@ _BRACKETS = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
 # `output_config.format`, Bedrock `outputConfig.textFormat`) and `tool` (a forced tool, for older Anthropic and
 # Bedrock models that lack the native form). `auto` is the provider's default, json_schema for all three.
 OUTPUT_MODES = ("auto", "json_schema", "tool")
+
+
+@dataclass(frozen=True)
+class Provider:
+    """One provider protocol, declared once in its own module (`PROTOCOL`) and listed by `triage.llm.providers`.
+
+    `name` is what `--llm-provider` / the `llm-provider` input say; `key_variable` the environment variable its
+    API key is read from (None: its request builder reads its own credentials, Bedrock's AWS variables);
+    `secret_variables` further variables that hold secrets (kept out of every error); `default_url` where requests
+    go without a base URL (None: derived per request, Bedrock's regional endpoint); `output_modes` the structured
+    output forms it offers (`OUTPUT_MODES`; the first is what `auto` means); `request(config, environ, *, model,
+    system, user, schema, schema_name, max_tokens)` builds a `Request` from the client's configuration;
+    `parse(status, headers, body, *, now, redact)` reads a `Reply` or raises the typed error."""
+
+    name: str
+    key_variable: str | None
+    default_url: str | None
+    output_modes: tuple[str, ...]
+    request: Callable[..., "Request"]
+    parse: Callable[..., "Reply"]
+    secret_variables: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -88,6 +108,8 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
         return seconds if math.isfinite(seconds) and seconds >= 0 else None
     if now is None:
         return None
+    from email.utils import parsedate_to_datetime  # only for a date: most replies give seconds, or nothing
+
     try:
         when = parsedate_to_datetime(text)
     except (TypeError, ValueError, IndexError):
@@ -241,16 +263,21 @@ def error_for_status(status: int, message: str, *, provider: str, headers: Heade
 
 def output_mode(mode: str | None) -> str:
     """`auto` (or nothing) -> json_schema; json_schema and tool as they are; ValueError otherwise."""
-    chosen = (mode or "auto").strip().lower().replace("-", "_")
+    chosen = chosen_mode(mode)
     if chosen not in OUTPUT_MODES:
         raise ValueError(f"output mode must be one of {', '.join(OUTPUT_MODES)}, got {mode!r}")
     return "json_schema" if chosen == "auto" else chosen
 
 
-__all__ = ["Headers", "MAX_DEPTH", "MAX_REPLY_BYTES", "OUTPUT_MODES", "Reply", "Request", "SECRET_HEADERS",
-           "as_count", "check_common", "check_name", "decode_json", "encode_json", "error_for_status", "header",
-           "json_depth", "loads_bounded", "output_mode", "parse_retry_after", "plan_from_text", "repeats_secret",
-           "retry_after"]
+def chosen_mode(mode: str | None) -> str:
+    """An output mode as a user may write it ("Tool", "json-schema", nothing), in `OUTPUT_MODES`' spelling."""
+    return (mode or "auto").strip().lower().replace("-", "_")
+
+
+__all__ = ["Headers", "MAX_DEPTH", "MAX_REPLY_BYTES", "OUTPUT_MODES", "Provider", "Reply", "Request",
+           "SECRET_HEADERS", "as_count", "check_common", "check_name", "chosen_mode", "decode_json", "encode_json",
+           "error_for_status", "header", "json_depth", "loads_bounded", "output_mode", "parse_retry_after",
+           "plan_from_text", "repeats_secret", "retry_after"]
 
 
 def reply_object(status: int, headers: Headers, body: bytes, error: Any, *, provider: str, now: float | None,

@@ -1,15 +1,16 @@
 """OpenAI Chat Completions with strict structured output, sans I/O: `build_request` and `parse_response`.
 
 Serves every OpenAI-compatible endpoint (OpenAI, Azure OpenAI's v1 API, OpenRouter, vLLM, Ollama, LiteLLM) through
-`base_url`, e.g. "https://api.openai.com/v1". Imports: the standard library and `triage.llm.common/errors` only.
+`base_url`, e.g. "https://api.openai.com/v1". `PROTOCOL` declares it for the registry (`triage.llm.providers`).
+Imports: the standard library and `triage.llm.common/errors` only.
 """
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
-from .common import (Headers, reply_object, Reply, Request, as_count, check_common, check_name, encode_json,
-                     error_for_status, plan_from_text)
+from .common import (Headers, Provider, reply_object, Reply, Request, as_count, check_common, check_name,
+                     encode_json, error_for_status, plan_from_text)
 from .errors import (LLMContextExceeded, LLMError, LLMInvalidReply, LLMNoAnswer, LLMQuotaExceeded, LLMRefused,
                      LLMTruncated)
 
@@ -106,4 +107,15 @@ def _error(status: int, headers: Headers, data: Any, *, now: float | None, redac
     return error_for_status(status, detail, provider=PROVIDER, headers=headers, now=now, redact=redact)
 
 
-__all__ = ["CONTEXT_CODES", "DEFAULT_BASE_URL", "PROVIDER", "QUOTA_CODES", "build_request", "parse_response"]
+def request_for(config: Any, environ: Mapping[str, str], **call: Any) -> Request:
+    """The request for one call of a client configured with `config` (`triage.llm.client.LLMConfig`)."""
+    return build_request(**call, base_url=config.base_url or DEFAULT_BASE_URL,
+                         api_key=config.api_key or "none")  # local servers take any key
+
+
+# The provider's one declaration (listed by triage.llm.providers): strict json_schema only, no tool mode.
+PROTOCOL = Provider(name=PROVIDER, key_variable="OPENAI_API_KEY", default_url=DEFAULT_BASE_URL,
+                    output_modes=("json_schema",), request=request_for, parse=parse_response)
+
+__all__ = ["CONTEXT_CODES", "DEFAULT_BASE_URL", "PROTOCOL", "PROVIDER", "QUOTA_CODES", "build_request",
+           "parse_response", "request_for"]

@@ -70,7 +70,7 @@ class ReplayClient:
         if not self.directory.is_dir():
             raise LLMError(f"--replay {directory}: no such directory")
         self.budget = budget or Budget(max_calls=None)
-        self.config = config or LLMConfig(provider="openai", model="replay", api_key="replay")
+        self.config = config or LLMConfig(model="replay", api_key="replay")
         self._used: dict[str, int] = {}
 
     def complete(self, system, user, schema, schema_name, *, key: str = "unknown") -> Reply:

@@ -2,9 +2,11 @@
 
 The registry maps a name (`rubric`, and the optional `llm` and `hybrid`) to a factory, so the Action's
 `planner` input and the CLI's `--planner` pick one by name and a fork can register its own. The rubric
-planner is the default and needs nothing; the model planners are imported only when asked for.
+planner is the default and needs nothing; the model planners are imported only when asked for, and are built over
+the model client the caller makes from its typed options (`needs_model`, `triage.llm.options.model_client`).
 
-May import: the standard library, `triage.config`, `triage.core`, and (lazily, in factories) planner modules.
+May import: the standard library, `triage.config`, `triage.core`, and (lazily, in factories and in
+`check_prompt`) planner modules.
 """
 
 from __future__ import annotations
@@ -19,15 +21,23 @@ from triage.core.snapshot import IssueSnapshot
 from triage.planners.base import Planner
 
 _FACTORIES: dict[str, Callable[..., Planner]] = {}
+_MODEL: set[str] = set()
 
 
-def register(name: str, factory: Callable[..., Planner]) -> None:
-    """Make a planner available by name; `factory(**options)` builds it."""
+def register(name: str, factory: Callable[..., Planner], *, model: bool = False) -> None:
+    """Make a planner available by name; `factory(**options)` builds it. `model`: it asks a model, and its
+    factory takes the model client (`factory(client=...)`)."""
     _FACTORIES[name] = factory
+    (_MODEL.add if model else _MODEL.discard)(name)
 
 
 def names() -> list[str]:
     return sorted(_FACTORIES)
+
+
+def needs_model(name: str) -> bool:
+    """Whether the planner `name` asks a model (its factory wants a client)."""
+    return name in _MODEL
 
 
 class UnknownPlanner(ValueError):
@@ -40,6 +50,16 @@ def get_planner(name: str = "rubric", **options) -> Planner:
     except KeyError:
         raise UnknownPlanner(f"unknown planner {name!r}; choose one of: {', '.join(names())}") from None
     return factory(**options)
+
+
+def check_prompt(planner: Planner, bundle: Bundle) -> None:
+    """Before any issue: a planner that asks a model has a prompt for this queue that exists and parses
+    (`triage.planners.model.prompt.PromptError`, one line). One check for the CLI and the Action, which each word
+    the error."""
+    if planner.needs_prompt:
+        from triage.planners.model.prompt import check
+
+        check(bundle)
 
 
 def _rubric(**_options) -> Planner:
@@ -63,8 +83,8 @@ def _hybrid(**options) -> Planner:
     return make_hybrid(**options)
 
 
-register("llm", _llm)
-register("hybrid", _hybrid)
+register("llm", _llm, model=True)
+register("hybrid", _hybrid, model=True)
 
 
 def plan_issue(snapshot: IssueSnapshot, bundle: Bundle, *, planner: Planner | None = None, force: bool = False,

@@ -13,11 +13,12 @@
   failure; a request only with a strong cue).
 One model call per issue at most (plus one repair of a non-conforming answer); any failure keeps the rubric's plan.
 
-Step 5's answer is folded by `triage.planners.flags` (the model may add a flag; it removes the rubric's only for a
-procedural reason the plan records).
+How the model's answer and the rubric's result make each step's decision is `triage.core.merge.HYBRID`: the
+model's judgement decides the steps it was asked, except step 5, where it may add a flag and remove the rubric's
+only for a procedural reason the plan records. The rest of the flow is `ModelPlanner`'s, shared with `llm`.
 
-May import: the standard library, `triage.config`, `triage.core`, `triage.planners.rubric`, `triage.planners.llm`,
-`triage.planners.flags`, `triage.planners.escalation`.
+May import: the standard library, `triage.config`, `triage.core`, `triage.planners.model.*`,
+`triage.planners.escalation`.
 """
 from __future__ import annotations
 
@@ -27,12 +28,11 @@ from typing import Any, Mapping
 from triage.config.bundle import Bundle
 from triage.config.words import queue_words
 from triage.core import steps
+from triage.core.merge import HYBRID
 from triage.core.plan import Plan
 from triage.core.snapshot import IssueSnapshot
-from triage.planners import rubric as rubric_planner
 from triage.planners.escalation import HighPriorityGate, step5_escalation
-from triage.planners.flags import hybrid_step5
-from triage.planners.llm import ModelConsultant, build_client, consult
+from triage.planners.model.planner import ModelPlanner, client_from
 
 
 @dataclass(frozen=True)
@@ -76,12 +76,11 @@ def _decisions(value) -> tuple[str, ...]:
 
 def uncertain_steps(snapshot: IssueSnapshot, bundle: Bundle, plan: Plan, settings: HybridSettings,
                     analysis: steps.Analysis | None = None) -> tuple[frozenset[int], tuple[str, ...]]:
-    """Which steps the model should decide for this issue, and why (empty: the rubric is sure). `analysis`: the
-    one the rubric's plan was decided on, so the issue is read once."""
+    """Which steps the model should decide for this issue, and why (empty: the rubric is sure). `plan` is the
+    rubric's plan of an issue on which the procedure reached a judgement (`procedure.reached_judgement`: the
+    planner asks nothing about any other); `analysis`: the one it was decided on, so the issue is read once."""
     rubric, labels = bundle.rubric, bundle.labels
     by_step = {r.step: r for r in plan.steps}
-    if not plan.steps or plan.steps[-1].step == 0:
-        return frozenset(), ()
     analysis = analysis or steps.analyse(snapshot, rubric, bundle.templates.names)
     take: set[int] = set()
     why: list[str] = []
@@ -116,26 +115,21 @@ def uncertain_steps(snapshot: IssueSnapshot, bundle: Bundle, plan: Plan, setting
     return frozenset(take), tuple(why)
 
 
-class HybridPlanner:
+class HybridPlanner(ModelPlanner):
     name = "hybrid"
+    merge = HYBRID
 
-    def __init__(self, client: Any):
-        self.consultant = ModelConsultant(client)
+    def steps_to_ask(self, snapshot: IssueSnapshot, bundle: Bundle, base: Plan,
+                     analysis: steps.Analysis | None) -> tuple[frozenset[int], tuple[str, ...]]:
+        return uncertain_steps(snapshot, bundle, base, HybridSettings.from_rubric(bundle.rubric), analysis=analysis)
 
-    def propose(self, snapshot: IssueSnapshot, bundle: Bundle, *, force: bool = False) -> Plan:
-        base, analysis = rubric_planner.propose_with_analysis(snapshot, bundle, force=force)
-        take, why = uncertain_steps(snapshot, bundle, base, HybridSettings.from_rubric(bundle.rubric),
-                                    analysis=analysis)
-        if not take:
-            return base.with_(planner=self.name, reasons=tuple(base.reasons) + (
-                "hybrid: the rubric was sure of every step; the model was not asked",) if base.steps else base.reasons)
-        return consult(self.consultant, snapshot, bundle, base, take, by=self.name, asked_because=why,
-                       step5_rule=hybrid_step5, analysis=analysis)
+    def not_asked(self, base: Plan) -> Plan:
+        return base.with_(planner=self.name, reasons=tuple(base.reasons) + (
+            "hybrid: the rubric was sure of every step; the model was not asked",) if base.steps else base.reasons)
 
 
-def make_hybrid(**options) -> HybridPlanner:
-    return HybridPlanner(build_client(options))
+def make_hybrid(client: Any = None, **options) -> HybridPlanner:
+    return HybridPlanner(client if client is not None else client_from(options))
 
 
 __all__ = ["HybridPlanner", "HybridSettings", "make_hybrid", "uncertain_steps"]
-

@@ -5,7 +5,7 @@ triage service, so the saved proposal passes through `plan_issue` -> `enforce` a
 person may have labelled it since, or our own earlier run may have). The saved file is treated as untrusted input:
 its shape is checked, and whatever it asks for is only a proposal to the policy.
 
-May import: the standard library, `triage.config`, `triage.core`.
+May import: the standard library, `triage.config`, `triage.core`, `triage.planners.base`.
 """
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from triage.config.bundle import Bundle
 from triage.config.safe_yaml import DocumentError, load_json
 from triage.core.plan import OUTCOMES, Plan, PlannedComment
 from triage.core.snapshot import IssueSnapshot
+from triage.planners.base import Planner
 
 PLANS_VERSION = 1
 MAX_PLANS = 1000
@@ -82,7 +83,7 @@ def read_plans(path: str | Path) -> dict[str, Any]:
     return {"plans": plans, "updated_at": updated_at, "repo": str(document.get("repo") or "")}
 
 
-class ReplayPlanner:
+class ReplayPlanner(Planner):
     """Returns the saved proposal for an issue number; an issue with none gets "nothing to do"."""
 
     name = "replay"

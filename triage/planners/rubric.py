@@ -3,7 +3,7 @@
 Deterministic, free and fast. It proposes; `triage.planners.plan_issue` passes the proposal through the
 policy like any other planner's.
 
-May import: the standard library, `triage.config`, `triage.core`.
+May import: the standard library, `triage.config`, `triage.core`, `triage.planners.base`.
 """
 
 from __future__ import annotations
@@ -12,10 +12,11 @@ from triage.config.bundle import Bundle
 from triage.core import procedure
 from triage.core.plan import Plan
 from triage.core.snapshot import IssueSnapshot
+from triage.planners.base import Planner
 from triage.core.steps import Analysis
 
 
-class RubricPlanner:
+class RubricPlanner(Planner):
     name = "rubric"
 
     def propose(self, snapshot: IssueSnapshot, bundle: Bundle, *, force: bool = False) -> Plan:

@@ -3,32 +3,36 @@ answer against it.
 
 Closed means: every object has `additionalProperties: false` and lists every property in `required` (what
 OpenAI's strict structured output demands, and what Anthropic and Bedrock accept), and every choice is an enum
-built from the configured routes and module labels, so a model cannot even name a label, a route or a template
-the configuration does not have. Comments are not in the schema: a step's decision picks the template the
-rubric's `comments:` section maps it to, and the policy renders it.
+built from the configured routes and module labels and from the procedure's own decision words
+(`triage.core.vocab`), so a model cannot even name a label, a route or a template the configuration does not have.
+Comments are not in the schema: a step's decision picks the template the rubric's `comments:` section maps it to,
+and the policy renders it.
 
-May import: the standard library, `triage.config` (types). The check is hand-written (no jsonschema) because it
-runs on every reply and must explain itself in one line for the repair prompt.
+May import: the standard library, `triage.config` (types), `triage.core.vocab`. The check is hand-written (no
+jsonschema) because it runs on every reply and must explain itself in one line for the repair prompt.
 """
 from __future__ import annotations
 
 from typing import Any
 
 from triage.config.bundle import Bundle
+from triage.core.vocab import Confidence, Distributed, Flag, Reproduction, Role, TypeKind
 
 SCHEMA_NAME = "ptd_triage_plan"
 MAX_REASON = 300  # characters: "a short reason"
 MAX_QUOTE = 200
-STEP_KEYS = ("not_distributed", "route", "modules", "type", "high_priority", "reproduction")
-STEP_NUMBER = {"not_distributed": 1, "route": 2, "modules": 3, "type": 4, "high_priority": 5, "reproduction": 6}
-DECISIONS = {
-    "not_distributed": ("distributed", "not_distributed"),
-    # not_applicable: the route's own team classifies (a route that stops after routing) or the issue is not
-    # the queue's: no confidence is claimed, and "low" keeps its one meaning (vague: a person should look).
-    "modules": ("high", "medium", "low", "not_applicable"),
-    "type": ("none", "feature", "enhancement"),
-    "high_priority": ("no_flag", "flag"),
-    "reproduction": ("has_reproduction", "needs_reproduction"),
+# The answer's part for each judgement step (step 0 is a fact about labels, never asked).
+PARTS = {1: "not_distributed", 2: "route", 3: "modules", 4: "type", 5: "high_priority", 6: "reproduction"}
+# Step 3's answer when no confidence is claimed: the route's own team classifies (a route that stops after
+# routing) or the issue is not the queue's; "low" keeps its one meaning (vague: a person should look).
+NOT_APPLICABLE = "not_applicable"
+# Each step's answer words, the procedure's decisions (the order is the schema's, as models have been asked).
+DECISIONS: dict[str, tuple[str, ...]] = {
+    "not_distributed": (Distributed.YES, Distributed.NO),
+    "modules": (Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW, NOT_APPLICABLE),
+    "type": (TypeKind.NONE, TypeKind.FEATURE, TypeKind.ENHANCEMENT),
+    "high_priority": (Flag.NO_FLAG, Flag.FLAG),
+    "reproduction": (Reproduction.HAS, Reproduction.NEEDS),  # `request` is the procedure's, never the model's
 }
 # Why a high-priority flag the rubric raised may be taken back (hybrid): reasons the procedure itself gives, never
 # "it does not look severe" (a flag asks a person to look; it is not a severity verdict). `none`: no such reason.
@@ -53,8 +57,14 @@ def _step(decisions: list[str], extra: dict[str, Any] | None = None) -> dict[str
     return {"type": "object", "additionalProperties": False, "required": list(props), "properties": props}
 
 
+def retraction(removal_reason: Any) -> str:
+    """The procedural reason a `removal_reason` answer gives, in words ("" for none, or for a word it does not
+    know)."""
+    return REMOVAL_REASON_TEXT.get(str(removal_reason or "none"), "")
+
+
 def module_labels(bundle: Bundle) -> list[str]:
-    return [s.name for s in bundle.labels.specs if s.role == "module"]
+    return [s.name for s in bundle.labels.specs if s.role == Role.MODULE]
 
 
 def criteria_names(bundle: Bundle) -> list[str]:
@@ -65,25 +75,21 @@ def criteria_names(bundle: Bundle) -> list[str]:
 
 
 def plan_schema(bundle: Bundle) -> dict[str, Any]:
-    """The JSON Schema of a model's answer for this configuration."""
-    routes = list(bundle.rubric.routes)
-    props = {
-        "not_distributed": _step(list(DECISIONS["not_distributed"])),
-        "route": _step(routes),
-        "modules": _step(list(DECISIONS["modules"]), {
-            "labels": {"type": "array", "items": {"type": "string", "enum": module_labels(bundle)},
-                       "description": "Module labels of the chosen route; empty when confidence is low or "
-                                      "not_applicable."}}),
-        "type": _step(list(DECISIONS["type"]), {
-            "performance": {"type": "boolean", "description": "An enhancement about speed or memory."}}),
-        "high_priority": _step(list(DECISIONS["high_priority"]), {
+    """The JSON Schema of a model's answer for this configuration: one part per judgement step (`PARTS`)."""
+    extra = {
+        "modules": {"labels": {"type": "array", "items": {"type": "string", "enum": module_labels(bundle)},
+                               "description": "Module labels of the chosen route; empty when confidence is low or "
+                                              "not_applicable."}},
+        "type": {"performance": {"type": "boolean", "description": "An enhancement about speed or memory."}},
+        "high_priority": {
             "criteria": {"type": "array", "items": {"type": "string", "enum": criteria_names(bundle)},
                          "description": "The step-5 criteria the issue plausibly meets (flag when any); [] for none."},
             "removal_reason": {"type": "string", "enum": list(REMOVAL_REASONS),
                                "description": "Only when answering no_flag although the rubric's hints flag it: the "
-                                              "procedural reason; otherwise none."}}),
-        "reproduction": _step(list(DECISIONS["reproduction"])),
+                                              "procedural reason; otherwise none."}},
     }
+    decisions = dict(DECISIONS, route=tuple(bundle.rubric.routes))
+    props = {part: _step([str(d) for d in decisions[part]], extra.get(part)) for part in PARTS.values()}
     return {"type": "object", "additionalProperties": False, "required": list(props), "properties": props}
 
 
@@ -119,5 +125,6 @@ def schema_problems(value: Any, schema: dict[str, Any], where: str = "") -> list
     return []
 
 
-__all__ = ["DECISIONS", "MAX_QUOTE", "MAX_REASON", "REMOVAL_REASONS", "REMOVAL_REASON_TEXT", "SCHEMA_NAME",
-           "STEP_KEYS", "STEP_NUMBER", "criteria_names", "module_labels", "plan_schema", "schema_problems"]
+__all__ = ["DECISIONS", "MAX_QUOTE", "MAX_REASON", "NOT_APPLICABLE", "PARTS", "REMOVAL_REASONS",
+           "REMOVAL_REASON_TEXT", "SCHEMA_NAME", "criteria_names", "module_labels", "plan_schema", "schema_problems",
+           "retraction"]

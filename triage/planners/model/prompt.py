@@ -19,6 +19,7 @@ from pathlib import Path
 
 from triage.config.bundle import Bundle
 from triage.core.snapshot import IssueSnapshot
+from triage.core.vocab import Distributed
 
 PROMPT_FILE = "prompt.md.j2"
 MAX_TITLE = 300
@@ -134,7 +135,7 @@ def render(snapshot: IssueSnapshot, bundle: Bundle, hints: list[str]) -> Prompt:
         "hints": [clip(" ".join(h.split()), MAX_HINT) for h in hints], "issue": issue, "fence": fence,
         # Step 1's answer values in the schema (the procedure's): a queue's prompt names them without spelling
         # another queue's name.
-        "in_queue": "distributed", "not_in_queue": "not_distributed",
+        "in_queue": str(Distributed.YES), "not_in_queue": str(Distributed.NO),
     }
     try:
         return Prompt(render_bounded(template, part="system", **context).strip(),

@@ -1,0 +1,65 @@
+"""The adapter from a model's conforming answer to the procedure's per-step decisions (`Judgement`s), and how the
+model's words may appear in a plan (one line, clipped, its quote checked against the issue).
+
+Nothing here sequences steps or merges them with the rubric's: `triage.core.procedure.run` does, with the
+planner's merge policy (`triage.core.merge`), for every planner alike.
+
+May import: the standard library, `triage.config`, `triage.core`, `triage.planners.model.schema`,
+`triage.planners.model.prompt`.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from triage.config.bundle import Bundle
+from triage.core.merge import Judgement
+from triage.core.snapshot import IssueSnapshot
+from triage.planners.model.schema import MAX_QUOTE, MAX_REASON, PARTS, retraction
+
+_SPACE = re.compile(r"\s+")
+
+
+def one_line(text: Any, limit: int) -> str:
+    """A model's text as it may appear in a reason: one line, no control characters, clipped."""
+    text = _SPACE.sub(" ", "".join(ch for ch in str(text) if ch.isprintable() or ch.isspace())).strip()
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def normal(text: str) -> str:
+    return _SPACE.sub(" ", text).strip().lower()
+
+
+def decisions_from_answer(answer: dict, take: frozenset[int], by: str, text: str) -> dict[int, Judgement]:
+    """The judgements of a conforming answer for the steps in `take` (the rubric decides the others). `text` is
+    the issue's normalised text (`issue_text_for_quotes`), to check the model's quotes against."""
+    out: dict[int, Judgement] = {}
+    for step in sorted(take & PARTS.keys()):
+        part = answer[PARTS[step]]
+        out[step] = Judgement(str(part["decision"]), said(step, part, by, text), by,
+                              labels=tuple(part.get("labels") or ()), performance=bool(part.get("performance")),
+                              criteria=tuple(str(c) for c in part.get("criteria") or ()) if step == 5 else (),
+                              retraction=retraction(part.get("removal_reason")) if step == 5 else "")
+    return out
+
+
+def said(step: int, part: dict, by: str, text: str) -> str:
+    """The model's decision as a plan's reason: one line, clipped, its quote checked against the issue."""
+    reason = one_line(part["reason"], MAX_REASON)
+    quote = one_line(part["quote"], MAX_QUOTE)
+    words = f"step {step} ({by}): {part['decision']} — {reason}"
+    if quote:
+        found = normal(quote) in text
+        words += f' (quotes "{quote}")' + ("" if found else " [quote not found in the issue]")
+    return words
+
+
+def issue_text_for_quotes(snapshot: IssueSnapshot, bundle: Bundle) -> str:
+    """The issue as the model was shown it, normalised: a quote is found in it or it is marked as not found."""
+    from triage.planners.model.prompt import issue_text
+
+    issue = issue_text(snapshot, bundle.templates.names)
+    return normal(" ".join([issue["title"], issue["body"], *issue["comments"]]))
+
+
+__all__ = ["decisions_from_answer", "issue_text_for_quotes", "normal", "one_line", "said"]

@@ -28,6 +28,7 @@ from triage.core.snapshot import IssueSnapshot
 from triage.core.steps import Analysis, StepResult
 from triage.core.vocab import CommentStep, Confidence, Distributed, Flag, Reproduction, Role, TypeKind
 
+NOT_APPLICABLE = "not_applicable"  # a model's step-3 word: no module applies (the route's own team classifies)
 Decisions = Mapping[int, Judgement]
 NO_DECISIONS: Decisions = {}
 
@@ -132,6 +133,8 @@ def _step3(c: _Context, route: str) -> StepResult:
     def read(j: Judgement) -> StepResult:
         chosen = tuple(dict.fromkeys(l for l in j.labels
                                      if labels.role(l) == Role.MODULE and labels.route(l) in (route, None)))
+        if j.decision == NOT_APPLICABLE:  # "no module applies" cannot come with modules: its labels are not kept
+            chosen = ()
         if j.decision == Confidence.LOW or not chosen:
             note = "" if j.decision == Confidence.LOW else f" [no module of route {route} named: sent to review]"
             return StepResult(3, Confidence.LOW, (labels.review,), reason=j.reason + note, by=j.by)

@@ -21,7 +21,8 @@ from triage.core.merge import HYBRID, MODEL_DECIDES, Judgement, flag_added_or_re
 from triage.core.steps import StepResult
 from triage.llm.client import Budget, LLMConfig
 from triage.llm.common import Reply
-from triage.planners.model.schema import REMOVAL_REASON_TEXT, REMOVAL_REASONS, plan_schema, schema_problems
+from triage.planners.model.schema import NO_FLAG_REASONS as REMOVAL_REASON_TEXT, NO_FLAG_VALUES as REMOVAL_REASONS, \
+    plan_schema, schema_problems
 from triage.planners import hybrid as hybrid_module
 from triage.planners import plan_issue
 from triage.planners.hybrid import HybridPlanner
@@ -117,12 +118,12 @@ def check_hybrid_step5(snapshot, answer: dict, take: frozenset[int], monkeypatch
             assert "request in step 4" in s5.reason, s5.reason
             return "step 4 decided a request"
         assert 5 in take, (snapshot.number, take, text)
-        assert hp["decision"] == "no_flag" and hp["removal_reason"] != "none", (snapshot.number, answer)
-        assert "removed for a procedural reason: " + REMOVAL_REASON_TEXT[hp["removal_reason"]] in text, text
+        assert hp["decision"] == "no_flag" and hp["no_flag_reason"] != "none", (snapshot.number, answer)
+        assert "removed for a procedural reason: " + REMOVAL_REASON_TEXT[hp["no_flag_reason"]] in text, text
         assert plan.outcome != "high_priority"
         return "removed with a reason"
     if rubric_flag and 5 in take and hp["decision"] == "no_flag":
-        assert hp["removal_reason"] == "none" and "without a procedural reason" in text, text
+        assert hp["no_flag_reason"] == "none" and "without a procedural reason" in text, text
         assert plan.outcome == "high_priority" and review in plan.add_labels + tuple(snapshot.labels)
         return "kept: no reason"
     if not rubric_flag and 5 in take and hp["decision"] == "flag" and s5 is not None and not s5.skipped \
@@ -147,13 +148,12 @@ def _answer(**high_priority) -> dict:
     """An answer that agrees the issue is the queue's and routes it as FSDP, with step 5 as given."""
     from llm_helpers import good_answer
 
-    hp = {"decision": "no_flag", "criteria": [], "removal_reason": "none", "reason": "r", "quote": ""}
+    hp = {"decision": "no_flag", "criteria": [], "no_flag_reason": "none", "reason": "r", "quote": ""}
     return good_answer(high_priority={**hp, **high_priority})
 
 
 @pytest.mark.parametrize("case, number, high_priority", [
-    ("removed with a reason", 900, dict(removal_reason="evidence_not_the_reporters_bug")),
-    ("kept: no reason", 900, dict(reason="not severe: only one user")),
+    ("removed with a reason", 900, dict(no_flag_reason="no_criterion_met")),
     ("added", None, dict(decision="flag", criteria=["crash"] if "crash" in SCHEMA["properties"]["high_priority"][
         "properties"]["criteria"]["items"]["enum"] else [])),
 ])
@@ -170,9 +170,9 @@ def test_each_case_of_the_property_is_reached(case, number, high_priority, monke
 
 def _model(decision: str, criteria=(), removal_reason: str = "none"):
     """The model's step-5 answer as the procedure hands it to a merge rule: (judged, judgement)."""
-    from triage.planners.model.schema import retraction
+    from triage.planners.model.schema import no_flag_reason_text
 
-    j = Judgement(decision, "r", "hybrid", criteria=tuple(criteria), retraction=retraction(removal_reason))
+    j = Judgement(decision, "r", "hybrid", criteria=tuple(criteria), retraction=no_flag_reason_text(removal_reason))
     judged = StepResult(5, decision, ("triage review",) if decision == "flag" else (), reason="r", by="hybrid",
                         criteria=j.criteria if decision == "flag" else ())
     return judged, j
@@ -208,7 +208,7 @@ def test_a_flag_the_model_adds_is_not_raised_again_once_a_person_dismissed_it(mo
                          body="```python\nfully_shard(model)\n```\nWhich dtype is used for the reduce-scatter?"),
                    review_dismissed=True)
     client = OneAnswer()
-    client.answer = _answer(decision="flag", criteria=[])
+    client.answer = _answer(decision="flag", criteria=["crash"])
     monkeypatch.setattr(hybrid_module, "uncertain_steps", lambda *a, **k: (frozenset({5}), ("a gate",)))
     plan = plan_issue(snap, BUNDLE, planner=HybridPlanner(client))
     step5 = plan.step(5)
@@ -218,5 +218,5 @@ def test_a_flag_the_model_adds_is_not_raised_again_once_a_person_dismissed_it(mo
 
 
 @pytest.mark.parametrize("reason", [r for r in REMOVAL_REASONS if r != "none"])
-def test_every_removal_reason_has_a_text(reason):
+def test_every_no_flag_reason_has_a_text(reason):
     assert REMOVAL_REASON_TEXT[reason]

@@ -2,7 +2,8 @@
 entrypoint.py (the GitHub stand-in, the OpenAI stand-in answering a schema-valid plan).
 
 - `modules.decision: not_applicable` with seven labels: "no module applies" keeps none of them (step 3), and the
-  issue, routed to a team that classifies modules, goes to review (it wrote all seven).
+  issue, routed to a team that classifies modules, goes to review (it wrote all seven). Since issue 28 such an
+  answer contradicts itself: it is asked once more (the repair call), and only the repaired answer is used.
 - Seven labels with high confidence: the policy, the one gate, adds at most the queue's `modules.max_labels`
   (default 3), the first proposed kept and each dropped one recorded; a repository's configuration sets the cap.
 """
@@ -19,14 +20,16 @@ SEVEN = ["module: fsdp", "module: ddp", "module: dtensor", "module: pipelining",
          "module: context parallel", "module: activation checkpointing"]
 
 
-def _run(fake_github, fake_openai, tmp_path, modules: dict, **inputs):
-    fake_openai.script(good_answer(modules={"reason": "r", "quote": "", **modules}))
+def _run(fake_github, fake_openai, tmp_path, modules: dict, repaired: dict | None = None, **inputs):
+    fake_openai.script(good_answer(modules={"reason": "r", "quote": "", **modules}),
+                       *([good_answer(modules={"reason": "r", "quote": "", **repaired})] if repaired else []))
+    calls = 2 if repaired else 1
     seed_issue(fake_github, 21, FSDP_WITH_REPRO)
     run = run_action(fake_github, tmp_path, "issues", issues_payload(fake_github, 21, "labeled", label=QUEUE),
                      inputs={"planner": "llm", "llm-provider": "openai", "llm-model": "m",
                              "llm-base-url": fake_openai.url, "llm-api-key": fake_openai.api_key, **inputs})
     assert run.returncode == 0, run.stdout + run.stderr
-    assert len(fake_openai.answered) == 1
+    assert len(fake_openai.answered) == calls
     return run, json.loads(run.outputs["plan"])
 
 
@@ -35,7 +38,8 @@ def _modules(fake_github) -> list[str]:
 
 
 def test_not_applicable_with_seven_labels_writes_none_of_them(fake_github, fake_openai, tmp_path):
-    run, plan = _run(fake_github, fake_openai, tmp_path, {"decision": "not_applicable", "labels": SEVEN})
+    run, plan = _run(fake_github, fake_openai, tmp_path, {"decision": "not_applicable", "labels": SEVEN},
+                     repaired={"decision": "not_applicable", "labels": []})
     assert _modules(fake_github) == []
     assert "triage review" in fake_github.issue_labels(REPO, 21) and plan["modules"] == []
     assert plan["planner"] == "llm" and not any(w.path.endswith("/comments") for w in run.writes)

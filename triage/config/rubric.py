@@ -24,6 +24,18 @@ from triage.text.patterns import Pattern
 
 DEFAULT_COMMAND = "/ptd-retriage"
 DEFAULT_MODULE_MAX_LABELS = 3  # no issue in the dev sets needs more; the rubric's own plans never exceed it
+# Step 4's decisions in the procedure's words (the seed's step 4), when a rubric's `types:` gives no `description`:
+# what the model planners' prompt states, so the prompt says what the procedure says.
+DEFAULT_TYPE_DESCRIPTIONS = {
+    "request": "the issue asks for functionality rather than reporting a bug (most issues are bug reports, and a "
+               "bug report gets no type label)",
+    "feature": "wholly new functionality that does not exist today in any form",
+    "enhancement": "an improvement to something that already works (for example a performance optimisation, a "
+                   "better error message, or a native backend for an op that already runs through a fallback); "
+                   "an issue that says the operation \"currently works\" or \"falls back to\" a slower path asks "
+                   "for an enhancement, not a feature",
+    "performance": "the enhancement is about performance (speed or memory)",
+}
 DEFAULT_COMMENT_TEMPLATES = {"not_distributed": "not_distributed", "needs_reproduction": "needs_distributed_reproduction"}
 
 
@@ -45,6 +57,7 @@ class Check:
 
     min_score: float
     signals: tuple[Signal, ...]
+    description: str = ""  # what the decision means, in the procedure's words (the model planners' prompt says it)
 
 
 @dataclass(frozen=True)
@@ -186,8 +199,8 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
                 raise RubricError(str(exc)) from None
         return tuple(out)
 
-    def check(raw: dict, where: str) -> Check:
-        return Check(float(raw["min_score"]), signals(raw["signals"], where))
+    def check(raw: dict, where: str, description: str = "") -> Check:
+        return Check(float(raw["min_score"]), signals(raw["signals"], where), raw.get("description", description))
 
     def frames(raw: list[dict], slots: dict, where: str) -> tuple[Frame, ...]:
         out = []
@@ -263,10 +276,7 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
         module_high=float(mods["high"]),
         module_medium=float(mods["medium"]),
         module_min_share=float(mods["min_share"]),
-        request=check(data["types"]["request"], "types/request"),
-        feature=check(data["types"]["feature"], "types/feature"),
-        enhancement=check(data["types"]["enhancement"], "types/enhancement"),
-        performance=check(data["types"]["performance"], "types/performance"),
+        **{kind: check(data["types"][kind], f"types/{kind}", text) for kind, text in DEFAULT_TYPE_DESCRIPTIONS.items()},
         high_priority=high_priority(data["high_priority"]),
         reproduction=check(data["reproduction"], "reproduction"),
         comment_templates={**DEFAULT_COMMENT_TEMPLATES, **data.get("comments", {})},

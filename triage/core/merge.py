@@ -47,6 +47,7 @@ class Judgement:
     performance: bool = False
     criteria: tuple[str, ...] = ()
     retraction: str = ""
+    quoted: bool = False  # the judgement's quote is words of the issue (checked by the planner's adapter)
 
 
 # (the rubric's own result for the step, the judgement as the procedure reads it, the judgement) -> the result.

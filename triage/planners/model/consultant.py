@@ -17,6 +17,7 @@ from triage.core.snapshot import IssueSnapshot
 from triage.http.errors import HTTPError
 from triage.llm.errors import LLMError, LLMInvalidReply
 from triage.planners.model.answer import one_line
+from triage.planners.model.checks import answer_problems
 from triage.planners.model.schema import SCHEMA_NAME, plan_schema, schema_problems
 
 
@@ -64,13 +65,14 @@ class ModelConsultant:
                 "latency_ms": {"mean": sum(lat) / len(lat) if lat else None,
                                "p95": lat[min(len(lat) - 1, int(0.95 * len(lat)))] if lat else None}}
 
-    def ask(self, snapshot: IssueSnapshot, bundle: Bundle, hints: list[str]) -> Asked:
+    def ask(self, snapshot: IssueSnapshot, bundle: Bundle) -> Asked:
         """The conforming answer and its usage, or the failure (a provider error, the run's budget, the prompt
-        template, an answer that still does not conform after one repair) and what it cost."""
+        template, an answer that still does not conform, or still contradicts itself, after one repair) and what
+        it cost."""
         from triage.planners.model.prompt import PromptError, render
 
         try:
-            prompt = render(snapshot, bundle, hints)
+            prompt = render(snapshot, bundle)
         except PromptError as exc:
             return self._failed(exc, {})
         schema = plan_schema(bundle)
@@ -98,11 +100,13 @@ class ModelConsultant:
                 raise
             spent.add(reply.input_tokens, reply.output_tokens)
             problems = schema_problems(reply.plan, schema)
+            what = "does not match the plan schema"
+            if not problems:  # only a conforming answer can be read for contradictions
+                problems, what = answer_problems(reply.plan), "contradicts itself"
             if not problems:
                 return reply.plan
             if attempt == 1:
-                raise LLMInvalidReply("the answer does not match the plan schema after one repair: "
-                                      + "; ".join(problems[:3]))
+                raise LLMInvalidReply(f"the answer {what} after one repair: " + "; ".join(problems[:3]))
             user = prompt.user + _repair_note(problems)
         raise LLMInvalidReply("no usable answer after one repair")
 
@@ -121,8 +125,8 @@ class ModelConsultant:
 
 def _repair_note(problems: Iterable[str]) -> str:
     listed = "\n".join(f"- {one_line(p, 200)}" for p in list(problems)[:5])
-    return ("\n\nYour previous answer was rejected because it does not match the schema:\n" + listed +
-            "\nAnswer again with one JSON object that matches the schema exactly.")
+    return ("\n\nYour previous answer was rejected because it does not match the schema or contradicts itself:\n"
+            + listed + "\nAnswer again with one JSON object that matches the schema exactly and agrees with itself.")
 
 
 __all__ = ["Asked", "ModelConsultant"]

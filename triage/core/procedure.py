@@ -172,12 +172,23 @@ def _step5(c: _Context, types: StepResult) -> StepResult:
             return StepResult(5, Flag.NO_FLAG, reason=j.reason, by=j.by)
         return StepResult(5, Flag.FLAG, (labels.review,), reason=j.reason, by=j.by, criteria=j.criteria)
 
-    result = c.decide(5, lambda: steps.step5_high_priority(c.analysis, c.bundle.rubric, labels, types), read,
-                      c.decisions.get(5))
+    result = c.decide(5, lambda: _own_step5(c, types), read, c.decisions.get(5))
     if result.decision != Flag.FLAG or not c.snapshot.review_dismissed:
         return result
     return replace(result, decision=Flag.NO_FLAG, labels=(), criteria=(), reason=(
         f"{result.reason} [but a person already removed the bot's '{labels.review}' label: not flagged again]"))
+
+
+def _own_step5(c: _Context, types: StepResult) -> StepResult:
+    """The rubric's own step 5, on step 4 as decided. Where a merge rule weighs a judgement against it and another
+    planner decided step 4, a flag the rubric raises on its own reading of step 4 is the rubric's flag too: a
+    judgement about the type alone never takes a flag away without the rule's cause."""
+    rubric, labels = c.bundle.rubric, c.bundle.labels
+    result = steps.step5_high_priority(c.analysis, rubric, labels, types)
+    if result.decision == Flag.FLAG or c.merge.rule(5) is None or types.by == "rubric":
+        return result
+    alone = steps.step5_high_priority(c.analysis, rubric, labels, steps.step4_types(c.analysis, rubric, labels))
+    return alone if alone.decision == Flag.FLAG else result
 
 
 def _step6(c: _Context, types: StepResult) -> StepResult:

@@ -373,6 +373,7 @@ def score(dataset: Path, key: Path, answers: Path, config: str | None, json_out:
     rows, raw = {}, {}
     with StandIn("serve", answers) as stand_in:
         for planner in PLANNERS:
+            stand_in.seen_systems.clear()  # each planner's run starts with a cold cache, as a run would
             args = ["eval", str(dataset), "--key", str(key), "--format", "json", "--planner", planner,
                     *(["--config", config] if config else [])]
             if planner != "rubric":

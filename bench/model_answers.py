@@ -272,7 +272,10 @@ def issue_text_of(user: str) -> str:
     from triage.planners.model.answer import normal
 
     found = re.search(r"<<<(ISSUE-DATA-[0-9a-f]+)\n(.*)\n\1>>>", user, re.S)
-    return normal(found.group(2) if found else user)
+    text = found.group(2) if found else user
+    # The prompt's own section markers are not the issue's words (the product checks quotes against the issue).
+    text = re.sub(r"^(?:TITLE: |BODY:$|COMMENT \d+:$)", "", text, flags=re.M)
+    return normal(text)
 
 
 def check_answer(prompt: dict, answer_text: str) -> tuple[list[str], list[str]]:

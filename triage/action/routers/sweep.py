@@ -38,13 +38,15 @@ def on_workflow_dispatch(context: Context) -> Result:
     return result
 
 
-def sweep(context: Context) -> Result:
+def sweep(context: Context, source=None) -> Result:
+    """The sweep over the queue's search, or over `source`'s issues (an apply run's saved plans,
+    triage.service.sweep.ListedIssues), with the same budgets and the same report."""
     from triage.service.summary import cutoff_line, line_for
 
     s = context.settings
-    done = context.triager.sweep(s.max_issues, seconds=s.sweep_seconds,
+    done = context.triager.sweep(s.max_issues, seconds=s.sweep_seconds, source=source,
                                  on_result=lambda r: context.reporter.info(line_for(r)))
-    notes = [f"query: {done.query}", f"budget: {s.max_issues} issues"]
+    notes = [f"query: {done.query}" if source is None else done.query, f"budget: {s.max_issues} issues"]
     if done.not_before:
         notes.append(cutoff_line(done))
     if done.stopped:

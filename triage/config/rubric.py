@@ -13,8 +13,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from jsonschema import Draft202012Validator
-
 from triage.config.words import canonical
 
 from triage.text.frames import Frame, compile_frame, compile_slots
@@ -134,6 +132,8 @@ class Rubric:
 
 @lru_cache(maxsize=1)
 def _validator() -> Draft202012Validator:
+    from jsonschema import Draft202012Validator  # here: a compiled queue is loaded without jsonschema
+
     schema = json.loads((Path(__file__).with_name("rubric.schema.json")).read_text(encoding="utf-8"))
     return Draft202012Validator(schema)
 
@@ -150,9 +150,11 @@ def _regex(source: str, path: str, what: str):
         raise RubricError(f"{path}: {what} is not a pattern RE2 can run ({exc})") from None
 
 
-def compile_rubric(data: object, path: str) -> Rubric:
+def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
+    """`checked`: the data is known to fit the schema (it passed `triage.config.validate` before: a compiled
+    queue, triage.config.compiled), so it is not validated again."""
     data = canonical(data)  # `not_in_queue:` is `not_distributed:` (a queue's rubric need not say another's name)
-    errors = sorted(_validator().iter_errors(data), key=lambda e: list(e.absolute_path))
+    errors = [] if checked else sorted(_validator().iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:
         first = errors[0]
         raise RubricError(f"{path}: invalid rubric at {_where(first)}: {first.message}")

@@ -329,6 +329,8 @@ def bench_runs(work: Path, repeats: int, *, with_install: bool) -> dict:
             timed(["uv", "venv", "--quiet", "--python", base_python(), str(venv)], env)
             timed(["uv", "pip", "install", "--quiet", "--compile-bytecode", "--python", str(venv_python(venv)),
                    str(action)], env)
+            timed([str(venv_python(venv)), "-P", "-m", "triage.config.precompile"],  # as action.yml does
+                  {k: v for k, v in env.items() if k != "PTD_TRIAGE_CACHE"})
             build_s, build_cpu = clock.stop()
             clock = Clock()
             pack(venv, archive)
@@ -583,6 +585,13 @@ def markdown(info: dict, installs: list[dict] | None, runs: dict | None, sweeps:
     return "\n".join(lines)
 
 
+def kept_sections(results: Path) -> str:
+    """What other benches wrote into results.md between their markers (bench/startup.py's section), kept."""
+    text = results.read_text(encoding="utf-8") if results.exists() else ""
+    start, end = "<!-- startup -->", "<!-- /startup -->"
+    return "\n\n" + text[text.index(start):text.index(end) + len(end)] if start in text and end in text else ""
+
+
 def md_cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
@@ -615,7 +624,7 @@ def main(argv: list[str] | None = None) -> int:
     info["load_end"] = "/".join(f"{x:.1f}" for x in os.getloadavg())
     report = markdown(info, installs, runs, sweeps)
     print(report)
-    Path(args.out).write_text(report + "\n", encoding="utf-8")
+    Path(args.out).write_text(report + kept_sections(Path(args.out)) + "\n", encoding="utf-8")
     return 0
 
 

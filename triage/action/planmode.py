@@ -7,10 +7,11 @@
   file is hostile input (anyone who can edit it between the jobs): it supplies proposals and nothing else. Every
   permission comes from GitHub and the apply run itself (issue 20): the run routes its OWN event as a triage run
   would (the queue label, the command and its author's role, the dispatch inputs), so it touches only that
-  event's issue and forces only when its own event or inputs do; a sweep event applies the saved plans with the
-  sweep's own rules (in the queue, open, not processed, not waiting for a person, not updated in the last
-  minutes). Each issue is read again and the policy checks the proposal against it as it is now; a plan made
-  before the issue last changed (its `updated_at` differs from the one the plan job read) is dropped, with a
+  event's issue and forces only when its own event or inputs do; a sweep event is the sweep itself over the saved
+  plans' issues (triage.service.sweep), with its rules (in the queue, open, not processed, not waiting for a
+  person, not updated in the last minutes, not-before) and its budgets (max-issues, sweep-timeout, the API reserve,
+  the write pacing). Each issue is read again and the policy checks the proposal against it as it is now; a plan
+  made before the issue last changed (its `updated_at` differs from the one the plan job read) is dropped, with a
   note, and the next run plans it again.
 - `mode: triage` (the default): the one-job form, with whichever planner the inputs name.
 

@@ -205,8 +205,11 @@ def markdown(info: dict, envs: list[dict]) -> str:
                   f"| entrypoint.py: an ignored event (another label) | 0.25 s | {_s(env['ignored']['wall'])} "
                   f"({_s(env['ignored']['best'])}) | {_s(env['ignored']['cpu'])} |"]
         for state, what in (("warm", "compiled queue in the venv"), ("cold", "empty cache")):
+            if not env["has_cache"] and state == "warm":
+                continue
             row = env[f"issue_{state}"]
-            target = "0.5 s" if state == "warm" else "-"
+            target = "0.5 s" if state == "warm" or not env["has_cache"] else "-"
+            what = what if env["has_cache"] else "this commit has no compiled form"
             lines.append(f"| entrypoint.py: one queue issue end to end ({what}) | {target} | {_s(row['wall'])} "
                          f"({_s(row['best'])}) | {_s(row['cpu'])} |")
         lines += ["", "Loading a bundled queue, inside the process (`load_bundle`, after its imports; the import of "
@@ -214,9 +217,11 @@ def markdown(info: dict, envs: list[dict]) -> str:
                   "| Queue | Compiled form | Target | Load (median, best) | Import of triage.config.bundle |",
                   "| --- | --- | --- | --- | --- |"]
         for (queue, state), row in env["load"].items():
+            if not env["has_cache"] and state == "warm":
+                continue  # nothing to be warm with: the cold row is the only one
             have = "in the venv" if state == "warm" else "none (empty cache)"
             if not env["has_cache"]:
-                have = "none (this commit has no cache)"
+                have = "none (this commit has no compiled form)"
             target = "50 ms" if state == "warm" else "-"
             lines.append(f"| {queue} | {have} | {target} | {_ms(row['load'])} ({_ms(row['best'])}) | "
                          f"{_ms(row['import'])} |")

@@ -265,3 +265,12 @@ def test_action_yml_compiles_the_queues_when_it_builds_the_environment():
     assert "-m triage.config.precompile" in build["run"]
     assert build["run"].index("pip install") < build["run"].index("-m triage.config.precompile") \
         < build["run"].index(".ptd-triage-key")  # after the install, before the environment is marked complete
+
+
+def test_a_failed_write_leaves_no_temporary_file(cache, monkeypatch):
+    def refuse(*args):
+        raise PermissionError("read-only")
+
+    monkeypatch.setattr(compiled.os, "replace", refuse)
+    assert compiled.write("0" * 64, {("a", True)}) is None
+    assert list(cache.iterdir()) == []

@@ -33,7 +33,7 @@ import json
 import os
 import sys
 import tempfile
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -164,16 +164,21 @@ def write(key: str, used: set[tuple[str, bool]]) -> Path | None:
                      for source, case in used)
     text = json.dumps({"format": FORMAT, "version": VERSION, "key": key, "checked": True, "patterns": entries},
                       ensure_ascii=False, separators=(",", ":"))
+    data = text.encode("utf-8")  # every pattern here compiled under RE2, which reads UTF-8: no lone surrogate
     for place in places():
+        target = place / file_name(key)
+        temporary = None
         try:
             place.mkdir(parents=True, exist_ok=True)
             handle, temporary = tempfile.mkstemp(prefix=".queue-", suffix=".tmp", dir=place)
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                out.write(text)
+            with os.fdopen(handle, "wb") as out:
+                out.write(data)
             os.chmod(temporary, 0o644)  # readable by whoever runs the environment (mkstemp makes it private)
-            target = place / file_name(key)
             os.replace(temporary, target)
         except OSError:
+            if temporary is not None:
+                with suppress(OSError):
+                    os.unlink(temporary)
             continue
         _prune(place)
         return target

@@ -13,8 +13,8 @@ never a comment), `max_issues`, and the clean stop: when one of our own budgets 
 the sweep ends there and counts what it left for the next run, rather than failing issue after issue. Every issue
 is re-read before it is planned (triage.service.triager).
 
-May import: the standard library, `triage.core.vocab`, `triage.http.errors`, `triage.service.cutoff`,
-`triage.service.limits`, `triage.service.readings`, `triage.service.results`.
+May import: the standard library, `triage.core.vocab`, `triage.http.errors`, `triage.service.limits`,
+`triage.service.readings`, `triage.service.results`.
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ def run_sweep(triager, source, max_issues: int, *, seconds: float | None = None,
     return result
 
 
-def cutoffs(not_before: str | None, mode: str) -> tuple[str | None, str | None]:
+def _cutoffs(not_before: str | None, mode: str) -> tuple[str | None, str | None]:
     """(the cut-off below which the sweep does not triage, the cut-off below which it does not comment)."""
     if not not_before:
         return None, None
@@ -111,7 +111,7 @@ def cutoffs(not_before: str | None, mode: str) -> tuple[str | None, str | None]:
 
 def _walk(triager, source, result: SweepResult, walk: _Walk) -> None:
     """The loop over the source; sets `walk.stop` when something ends it early."""
-    skip_before, labels_only = cutoffs(triager.not_before, triager.not_before_mode)
+    skip_before, labels_only = _cutoffs(triager.not_before, triager.not_before_mode)
     if skip_before:
         result.before_cutoff = source.before_cutoff(skip_before)
     for candidate in source.candidates(skip_before):

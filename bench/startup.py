@@ -118,13 +118,17 @@ def bench_environment(label: str, tree: Path, work: Path, repeats: int) -> dict:
     queues = json.loads(subprocess.run([str(python), "-P", "-c", "import json; from triage.config.bundle import "
                                         "bundled_queues; print(json.dumps(bundled_queues()))"], check=True,
                                        capture_output=True, text=True, cwd=work).stdout)
+    states = (("warm", clean_env(), None), ("cold", cold, emptied))
     for queue in queues:
-        for state, env, before in (("warm", clean_env(), None), ("cold", cold, emptied)):
-            times = [json.loads(runs([str(python), "-P", "-c", LOAD, queue], 1, env=env, cwd=work,
-                                     before=before)["stdout"]) for _ in range(repeats)]
-            out["load"][(queue, state)] = {"import": statistics.median(t[0] for t in times),
-                                           "load": statistics.median(t[1] for t in times),
-                                           "best": min(t[1] for t in times)}
+        times: dict[str, list] = {"warm": [], "cold": []}
+        for _ in range(repeats):  # warm and cold interleaved: both see the same load on a shared machine
+            for state, env, before in states:
+                times[state].append(json.loads(runs([str(python), "-P", "-c", LOAD, queue], 1, env=env, cwd=work,
+                                                    before=before)["stdout"]))
+        for state, found in times.items():
+            out["load"][(queue, state)] = {"import": statistics.median(t[0] for t in found),
+                                           "load": statistics.median(t[1] for t in found),
+                                           "best": min(t[1] for t in found)}
     with FakeGitHub() as fake:
         seed_issue(fake, 1, NEEDS_REPRO, labels=("bug", common.QUEUE))
         ignored = issues_payload(fake, 1, "labeled", label="bug", repo=common.REPO)
@@ -139,19 +143,19 @@ def bench_environment(label: str, tree: Path, work: Path, repeats: int) -> dict:
         entry = [str(python), "-P", str(tree / "entrypoint.py")]
         ignored_env = {**clean_env(), **common.runner_env(fake, tree, work / "ignored", "issues", ignored)}
         out["ignored"] = runs(entry, repeats, env=ignored_env, cwd=work)
-        for state, env, before in (("warm", clean_env(), None), ("cold", cold, emptied)):
-            walls, cpus = [], []
-            for _ in range(repeats):
+        measured: dict[str, list] = {"warm": [], "cold": []}
+        for _ in range(repeats):
+            for state, env, before in states:
                 if before is not None:
                     before()
-                env_now = issue_env(env)
-                result = runs(entry, 1, env=env_now, cwd=work)
+                result = runs(entry, 1, env=issue_env(env), cwd=work)
                 if "ptd-bot-triaged" not in result["stdout"]:
                     raise RuntimeError(f"the issue was not triaged: {result['stdout'][-400:]}")
-                walls.append(result["wall"])
-                cpus.append(result["cpu"])
-            out[f"issue_{state}"] = {"wall": statistics.median(walls), "best": min(walls),
-                                     "cpu": statistics.median(cpus), "runs": repeats}
+                measured[state].append(result)
+        for state, found in measured.items():
+            out[f"issue_{state}"] = {"wall": statistics.median(r["wall"] for r in found),
+                                     "best": min(r["wall"] for r in found),
+                                     "cpu": statistics.median(r["cpu"] for r in found), "runs": repeats}
     out["hostile"] = bench_hostile(python, work / "hostile", repeats)
     return out
 

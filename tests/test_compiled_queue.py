@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 import subprocess
 import sys
 from pathlib import Path
@@ -168,6 +169,20 @@ def test_the_key_is_the_content_not_the_file_names(cache, tmp_path, spies):
     assert (spies.checks.calls, spies.parser.calls) == (0, 0) and len(files(cache)) == 1
 
 
+def test_every_field_of_the_sources_counts_but_where_they_came_from(tmp_path):
+    from triage.config.repo import bundled_sources
+
+    base = bundled_sources("distributed")
+    key = compiled.queue_key(base)
+    moved = replace(base, templates_dir=str(tmp_path), template_files={"x": ("elsewhere.yml", 3)},
+                    prompt=(base.prompt[0], ("elsewhere.yml", 9)))
+    assert compiled.queue_key(moved) == key
+    assert compiled.queue_key(replace(base, prompt=(base.prompt[0] + "!", base.prompt[1]))) != key
+    assert compiled.queue_key(replace(base, templates={**base.templates, "new": "Hi"})) != key
+    labels = replace(base.labels, data={**base.labels.data, "queue_label": "oncall: other"})
+    assert compiled.queue_key(replace(base, labels=labels)) != key
+
+
 def test_changed_code_is_a_different_key(cache, monkeypatch, spies):
     load_bundle()
     forget()
@@ -208,9 +223,11 @@ def test_an_invalid_queue_is_never_written_down(cache, tmp_path):
 
 
 def test_sources_that_are_not_plain_json_are_not_cached():
+    from triage.config.source import Located
+    from triage.config.validate import QueueSources
+
     def sources(rubric):
-        document = SimpleNamespace(data=rubric)
-        return SimpleNamespace(rubric=document, labels=SimpleNamespace(data={}), templates={}, prompt=None)
+        return QueueSources(Located(rubric, "r.yaml"), Located({}, "l.json"), {}, "templates", {})
 
     assert compiled.queue_key(sources({"a": 1})) is not None
     assert compiled.queue_key(sources({1: "a"})) is None  # JSON would read it as "1"

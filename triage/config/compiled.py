@@ -22,7 +22,7 @@ Where: the directory in `PTD_TRIAGE_CACHE` (`off` for none); else `ptd-triage-ca
 triage.config.precompile`, so a fresh runner starts warm), then the user's cache directory (`~/.cache/ptd-triage`).
 Nothing is written where nothing is writable; a run then compiles the queue as if there were no cache.
 
-May import: the standard library, `triage.config.safe_yaml`, `triage.text.patterns`.
+May import: the standard library, `triage.config.safe_yaml`, `triage.config.source`, `triage.text.patterns`.
 """
 
 from __future__ import annotations
@@ -34,10 +34,12 @@ import os
 import sys
 import tempfile
 from contextlib import contextmanager, suppress
+from dataclasses import fields
 from pathlib import Path
 from typing import Any, Iterator
 
 from triage.config.safe_yaml import DocumentError, load_json
+from triage.config.source import Located
 from triage.text import patterns
 
 FORMAT = "ptd-triage compiled queue"
@@ -47,6 +49,7 @@ KEEP = 32  # compiled forms kept in one directory (the newest); a queue edited m
 MAX_BYTES = 4_000_000
 _PACKAGE = Path(__file__).resolve().parent.parent  # triage/
 _CODE = ("config", "text")  # what checks and compiles a queue
+_WHERE = ("templates_dir", "template_files")  # fields of the sources that say where a text came from
 
 
 @contextmanager
@@ -66,9 +69,11 @@ def compiled_form(sources) -> Iterator[bool]:
 
 def queue_key(sources) -> str | None:
     """The SHA-256 of the sources' content and the code's version; None when the sources are not plain JSON
-    data (then they are not cached: two different documents must never share a key)."""
-    content = {"rubric": sources.rubric.data, "labels": sources.labels.data, "templates": dict(sources.templates),
-               "prompt": sources.prompt[0] if sources.prompt else None}
+    data (then they are not cached: two different documents must never share a key). Every field of the sources
+    counts (a document by its data), whatever fields a loader adds, except those that only say where a text came
+    from: the same queue read from another folder is the same queue."""
+    content = {f.name: _plain(getattr(sources, f.name)) for f in fields(sources) if f.name not in _WHERE}
+    content["prompt"] = sources.prompt[0] if sources.prompt else None  # its text, not where it came from
     try:
         text = json.dumps(content, sort_keys=True, ensure_ascii=False, allow_nan=False)
         if json.loads(text) != content:  # a key that was not a string, a tuple, ...: JSON would not tell it apart
@@ -76,6 +81,16 @@ def queue_key(sources) -> str | None:
     except (TypeError, ValueError, RecursionError):
         return None
     return hashlib.sha256(f"{code_version()}\n{text}".encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Located):
+        return value.data  # its lines only place the messages of a check that failed
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    return value
 
 
 @functools.lru_cache(maxsize=1)

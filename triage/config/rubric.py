@@ -13,8 +13,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from jsonschema import Draft202012Validator
-
 from triage.config.parts import expand, slot_pattern
 from triage.config.words import canonical
 
@@ -140,6 +138,8 @@ class Rubric:
 
 @lru_cache(maxsize=1)
 def _validator() -> Draft202012Validator:
+    from jsonschema import Draft202012Validator  # here: a compiled queue is loaded without jsonschema
+
     schema = json.loads((Path(__file__).with_name("rubric.schema.json")).read_text(encoding="utf-8"))
     return Draft202012Validator(schema)
 
@@ -157,8 +157,9 @@ def _regex(source: str, path: str, what: str):
 
 
 def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
-    """The rubric compiled; `checked`: the document already passed the schema (`triage.config.validate.check`
-    runs it before every load), which is then not walked a second time (the walk is most of a load's cost)."""
+    """The rubric compiled. `checked`: the document is known to fit the schema (`triage.config.validate.check`
+    runs before every load that is not a compiled queue's, triage.config.compiled), so it is not walked a second
+    time (the walk is most of a load's cost)."""
     data = canonical(data)  # `not_in_queue:` is `not_distributed:` (a queue's rubric need not say another's name)
     errors = [] if checked else sorted(_validator().iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:

@@ -15,9 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from jsonschema import Draft202012Validator
-
-from triage.config.labels import _SCHEMA as LABELS_SCHEMA, LabelsError, TYPE_KINDS, parse_labels
+from triage.config.labels import LabelsError, TYPE_KINDS, parse_labels, validator as labels_validator
 from triage.config.rubric import DEFAULT_COMMENT_TEMPLATES, _validator as rubric_validator, route_problems
 from triage.config.names import LABEL_NAME_PATTERN, RESERVED_LABELS, label_name_problem
 from triage.config.examples import example_problems
@@ -64,7 +62,7 @@ def schema_message(error) -> str:
     return error.message
 
 
-def _schema_problems(doc: Located, validator: Draft202012Validator, what: str) -> list[Problem]:
+def _schema_problems(doc: Located, validator, what: str) -> list[Problem]:
     out = []
     for error in sorted(validator.iter_errors(doc.data), key=lambda e: [str(p) for p in e.absolute_path]):
         where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
@@ -191,7 +189,7 @@ def check(sources: QueueSources) -> list[Problem]:
     marks = dict(sources.rubric.marks)  # `not_in_queue:` read as `not_distributed:`, its lines kept
     rubric = Located(canonical(sources.rubric.data, marks), sources.rubric.file, marks)
     problems = _schema_problems(rubric, rubric_validator(), "rubric")
-    problems += _schema_problems(labels, Draft202012Validator(LABELS_SCHEMA), "labels")
+    problems += _schema_problems(labels, labels_validator(), "labels")
     if problems:
         return problems  # the cross-references below assume the documents' shape
     r, l = rubric.data, labels.data

@@ -39,10 +39,12 @@ class Topic:
 
 @dataclass(frozen=True)
 class Check:
-    """A yes/no decision: the signals' total must reach `min_score`."""
+    """A yes/no decision: the signals' total (plus, for step 4's checks, every frame that holds) must reach
+    `min_score`."""
 
     min_score: float
     signals: tuple[Signal, ...]
+    frames: tuple[Frame, ...] = ()  # step 4: frames over `Rubric.type_slots`
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,12 @@ class Rubric:
     hybrid: dict = field(default_factory=dict)
     # What reports call step 1's decisions (rubric `words:`; `triage.config.words.queue_words` fills the gaps).
     words: dict = field(default_factory=dict)
+    # Step 4's slot classes (`types.slots`): the vocabulary of the request, feature and enhancement frames.
+    type_slots: dict[str, Pattern] = field(default_factory=dict)
+
+    @property
+    def type_frames(self) -> tuple[Frame, ...]:
+        return self.request.frames + self.feature.frames + self.enhancement.frames + self.performance.frames
 
     def route_label(self, route: str) -> str | None:
         return self.routes[route].label
@@ -174,17 +182,29 @@ def compile_rubric(data: object, path: str) -> Rubric:
     def check(raw: dict, where: str) -> Check:
         return Check(float(raw["min_score"]), signals(raw["signals"], where))
 
-    def frames(raw: list[dict], slots: dict, where: str) -> tuple[Frame, ...]:
+    def frames(raw: list[dict], slots: dict, where: str, vocabulary: str = "high_priority.slots") -> tuple[Frame, ...]:
         out = []
         for item in raw:
             if item["id"] in seen:
                 raise RubricError(f"{path}: signal id '{item['id']}' is used twice (ids must be unique)")
             seen.add(item["id"])
             try:
-                out.append(compile_frame(item, slots, where=f"{path}: {where}"))
+                out.append(compile_frame(item, slots, where=f"{path}: {where}", vocabulary=vocabulary))
             except ValueError as exc:
                 raise RubricError(str(exc)) from None
         return tuple(out)
+
+    def type_checks(raw: dict) -> tuple[dict[str, Pattern], dict[str, Check]]:
+        try:
+            slots = compile_slots(raw.get("slots", {}), where=f"{path}: types/slots")
+        except PatternError as exc:
+            raise RubricError(str(exc)) from None
+        checks = {}
+        for name in ("request", "feature", "enhancement", "performance"):
+            where = f"types/{name}"
+            checks[name] = Check(float(raw[name]["min_score"]), signals(raw[name].get("signals", []), where),
+                                 frames(raw[name].get("frames", []), slots, where, "types.slots"))
+        return slots, checks
 
     def high_priority(raw: dict) -> HighPriority:
         counter = raw.get("counter_evidence", {})
@@ -225,6 +245,7 @@ def compile_rubric(data: object, path: str) -> Rubric:
     mods = data["modules"]
     if mods["medium"] > mods["high"]:
         raise RubricError(f"{path}: modules.medium must not exceed modules.high")
+    type_slots, types = type_checks(data["types"])
     problem = route_problem(data)
     if problem:
         raise RubricError(f"{path}: {problem[1]}")
@@ -247,16 +268,17 @@ def compile_rubric(data: object, path: str) -> Rubric:
         module_high=float(mods["high"]),
         module_medium=float(mods["medium"]),
         module_min_share=float(mods["min_share"]),
-        request=check(data["types"]["request"], "types/request"),
-        feature=check(data["types"]["feature"], "types/feature"),
-        enhancement=check(data["types"]["enhancement"], "types/enhancement"),
-        performance=check(data["types"]["performance"], "types/performance"),
+        request=types["request"],
+        feature=types["feature"],
+        enhancement=types["enhancement"],
+        performance=types["performance"],
         high_priority=high_priority(data["high_priority"]),
         reproduction=check(data["reproduction"], "reproduction"),
         comment_templates={**DEFAULT_COMMENT_TEMPLATES, **data.get("comments", {})},
         command=data.get("command", DEFAULT_COMMAND),
         hybrid=dict(data.get("hybrid") or {}),
         words=dict(data.get("words") or {}),
+        type_slots=type_slots,
     )
 
 

@@ -75,8 +75,9 @@ def _signal_lists(data: dict):
     for name, route in data.get("routing", {}).get("routes", {}).items():
         yield ("routing", "routes", name, "signals"), route.get("signals", [])
     yield ("not_distributed", "signals"), data.get("not_distributed", {}).get("signals", [])
-    for kind in data.get("types", {}):
-        yield ("types", kind, "signals"), data["types"][kind].get("signals", [])
+    for kind, spec in data.get("types", {}).items():
+        if kind != "slots":
+            yield ("types", kind, "signals"), spec.get("signals", [])
     hp = data.get("high_priority", {})
     for name, criterion in hp.get("criteria", {}).items():
         yield ("high_priority", "criteria", name, "signals"), criterion.get("signals", [])
@@ -85,27 +86,37 @@ def _signal_lists(data: dict):
     yield ("reproduction", "signals"), data.get("reproduction", {}).get("signals", [])
 
 
-def _frame_problems(rubric: Located, seen: dict[str, tuple]) -> list[Problem]:
-    """Step 5's slot vocabulary compiles under RE2, and every frame names defined slots with a unique id."""
-    hp = rubric.data.get("high_priority", {})
-    problems, slots = [], {}
-    for name, source in hp.get("slots", {}).items():
-        try:
-            slots[name] = compile_slots({name: source}, where="high_priority/slots")[name]
-        except PatternError as exc:
-            problems.append(_at(rubric, ("high_priority", "slots", name), str(exc)))
+def _frame_lists(data: dict):
+    """(slots path, the slots, [(key path, frames)]) for each section with frames: step 5's and step 4's."""
+    hp = data.get("high_priority", {})
     lists = [(("high_priority", "criteria", name, "frames"), c.get("frames", []))
              for name, c in hp.get("criteria", {}).items()]
     lists.append((("high_priority", "counter_evidence", "frames"), hp.get("counter_evidence", {}).get("frames", [])))
-    for path, frames in lists:
-        for i, raw in enumerate(frames):
-            if raw["id"] in seen:
-                problems.append(_at(rubric, path + (i, "id"), f"signal id '{raw['id']}' is used twice (ids must be unique)"))
-            seen.setdefault(raw["id"], path + (i,))
-            missing = [s for s in [*raw["all"], *raw.get("none", []), *raw.get("none_in_issue", [])] if s not in hp.get("slots", {})]
-            if missing:
-                problems.append(_at(rubric, path + (i,), f"frame '{raw['id']}' names slot '{missing[0]}', "
-                                                         "which high_priority.slots does not define"))
+    yield ("high_priority", "slots"), hp.get("slots", {}), lists
+    types = data.get("types", {})
+    yield ("types", "slots"), types.get("slots", {}), [
+        (("types", kind, "frames"), spec.get("frames", [])) for kind, spec in types.items() if kind != "slots"]
+
+
+def _frame_problems(rubric: Located, seen: dict[str, tuple]) -> list[Problem]:
+    """Each slot vocabulary (step 5's, step 4's) compiles under RE2, and every frame names slots its own section
+    defines, with a unique id."""
+    problems = []
+    for slots_path, slots, lists in _frame_lists(rubric.data):
+        for name, source in slots.items():
+            try:
+                compile_slots({name: source}, where="/".join(slots_path))
+            except PatternError as exc:
+                problems.append(_at(rubric, slots_path + (name,), str(exc)))
+        for path, frames in lists:
+            for i, raw in enumerate(frames):
+                if raw["id"] in seen:
+                    problems.append(_at(rubric, path + (i, "id"), f"signal id '{raw['id']}' is used twice (ids must be unique)"))
+                seen.setdefault(raw["id"], path + (i,))
+                missing = [s for s in [*raw["all"], *raw.get("none", []), *raw.get("none_in_issue", [])] if s not in slots]
+                if missing:
+                    problems.append(_at(rubric, path + (i,), f"frame '{raw['id']}' names slot '{missing[0]}', "
+                                                             f"which {'.'.join(slots_path)} does not define"))
     return problems
 
 

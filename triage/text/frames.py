@@ -34,7 +34,7 @@ from triage.text.matching import Evidence
 from triage.text.patterns import Pattern, PatternError, compile_pattern, evidence_text
 
 __all__ = ["Frame", "SlotHits", "compile_frame", "compile_slots", "match_frame", "read_slots", "reads", "score_frames",
-           "LEAD"]
+           "sum_frames", "LEAD"]
 
 LEAD = "lead"  # the title + the description's first sentence, one unit; weighs as prose
 MAX_HITS = 2000  # matches of one slot kept per location: real issues have a handful; hostile text, thousands
@@ -63,12 +63,13 @@ def compile_slots(raw: dict[str, str], *, where: str) -> dict[str, Pattern]:
     return out
 
 
-def compile_frame(raw: dict, slots: dict[str, Pattern], *, where: str) -> Frame:
-    """A frame from its rubric entry; ValueError (one line) when it names a slot that is not defined."""
+def compile_frame(raw: dict, slots: dict[str, Pattern], *, where: str, vocabulary: str = "high_priority.slots") -> Frame:
+    """A frame from its rubric entry; ValueError (one line) when it names a slot that is not defined (in
+    `vocabulary`, the rubric section that holds the slots)."""
     needs, unless, nowhere = tuple(raw["all"]), tuple(raw.get("none", ())), tuple(raw.get("none_in_issue", ()))
     for name in needs + unless + nowhere:
         if name not in slots:
-            raise ValueError(f"{where}: frame '{raw['id']}' names slot '{name}', which high_priority.slots does not define")
+            raise ValueError(f"{where}: frame '{raw['id']}' names slot '{name}', which {vocabulary} does not define")
     return Frame(raw["id"], needs, unless, float(raw["weight"]), tuple(raw.get("in") or LOCATIONS), nowhere)
 
 
@@ -234,3 +235,12 @@ def score_frames(frames: tuple[Frame, ...], hits: SlotHits,
     evidence = [e for e in (match_frame(f, hits, location_weights) for f in frames) if e is not None]
     positive = [e.points for e in evidence if e.points > 0]
     return max(positive, default=0.0) + sum(e.points for e in evidence if e.points < 0), evidence
+
+
+def sum_frames(frames: tuple[Frame, ...], hits: SlotHits,
+               location_weights: dict[str, float]) -> tuple[float, list[Evidence]]:
+    """Every frame that holds adds its points (each once, where it weighs most): step 4's frames are different
+    statements ("what we want is ...", "today we do it by hand", "nothing like this exists"), not re-readings of
+    one, so each is evidence of its own, as signals are."""
+    evidence = [e for e in (match_frame(f, hits, location_weights) for f in frames) if e is not None]
+    return sum(e.points for e in evidence), evidence

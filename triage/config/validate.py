@@ -3,10 +3,12 @@
 The schema (rubric and labels), every pattern (each must compile under RE2: no backreferences or lookarounds,
 whose backtracking can take exponential time, and no repetition RE2 refuses as too large — so no pattern can be
 catastrophic on long issue text), routes against precedence, default and stop_after, each label a rule names in
-the allowlist with the role it is used in, each module's route, and each template a step posts present and
-rendering. `ptd-triage validate`, the Action at start and `load_bundle` all run these same checks.
+the allowlist with the role it is used in, each module's route, each template a step posts present and
+rendering, each part, slot and cue a rule names defined (`triage.config.parts`), and every `examples:` entry run
+against its pattern (`triage.config.examples`). `ptd-triage validate`, the Action at start and `load_bundle` all run these same checks.
 
-May import: the standard library, jsonschema, `triage.config` (source, rubric, labels, templates), `triage.text`.
+May import: the standard library, jsonschema, `triage.config` (source, rubric, labels, templates, parts, examples),
+`triage.text`.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ from jsonschema import Draft202012Validator
 from triage.config.labels import _SCHEMA as LABELS_SCHEMA, LabelsError, TYPE_KINDS, parse_labels
 from triage.config.rubric import DEFAULT_COMMENT_TEMPLATES, _validator as rubric_validator, route_problems
 from triage.config.names import LABEL_NAME_PATTERN, RESERVED_LABELS, label_name_problem
+from triage.config.examples import example_problems
+from triage.config.parts import (SLOT_SECTIONS, VERSION_SLOT, expand, frame_lists, signal_lists, slot_pattern,
+                                 slot_sources, slots_path, vocabulary_of)
 from triage.config.source import Located
 from triage.config.words import canonical
 from triage.config.templates import SUFFIX, TemplatesError, build_templates, syntax_problem
@@ -68,56 +73,94 @@ def _schema_problems(doc: Located, validator: Draft202012Validator, what: str) -
     return out
 
 
-def _signal_lists(data: dict):
-    """(key path, signals) for every list of signals in the rubric."""
-    for name, topic in data.get("topics", {}).items():
-        yield ("topics", name, "signals"), topic.get("signals", [])
-    for name, route in data.get("routing", {}).get("routes", {}).items():
-        yield ("routing", "routes", name, "signals"), route.get("signals", [])
-    yield ("not_distributed", "signals"), data.get("not_distributed", {}).get("signals", [])
-    for kind, spec in data.get("types", {}).items():
-        if kind != "slots":
-            yield ("types", kind, "signals"), spec.get("signals", [])
-    hp = data.get("high_priority", {})
-    for name, criterion in hp.get("criteria", {}).items():
-        yield ("high_priority", "criteria", name, "signals"), criterion.get("signals", [])
-    yield ("high_priority", "counter_evidence", "signals"), hp.get("counter_evidence", {}).get("signals", [])
-    yield ("high_priority", "signals"), hp.get("signals", [])  # the older single-check form
-    yield ("reproduction", "signals"), data.get("reproduction", {}).get("signals", [])
-
-
-def _frame_lists(data: dict):
-    """(slots path, the slots, [(key path, frames)]) for each section with frames: step 5's and step 4's."""
-    hp = data.get("high_priority", {})
-    lists = [(("high_priority", "criteria", name, "frames"), c.get("frames", []))
-             for name, c in hp.get("criteria", {}).items()]
-    lists.append((("high_priority", "counter_evidence", "frames"), hp.get("counter_evidence", {}).get("frames", [])))
-    yield ("high_priority", "slots"), hp.get("slots", {}), lists
-    types = data.get("types", {})
-    yield ("types", "slots"), types.get("slots", {}), [
-        (("types", kind, "frames"), spec.get("frames", [])) for kind, spec in types.items() if kind != "slots"]
-
-
-def _frame_problems(rubric: Located, seen: dict[str, tuple]) -> list[Problem]:
-    """Each slot vocabulary (step 5's, step 4's) compiles under RE2, and every frame names slots its own section
-    defines, with a unique id."""
-    problems = []
-    for slots_path, slots, lists in _frame_lists(rubric.data):
-        for name, source in slots.items():
+def _slot_problems(rubric: Located, data: dict) -> tuple[dict, list[Problem]]:
+    """Each slot vocabulary (step 5's, step 4's) compiles under RE2 (each slot a pattern, or {match: pattern,
+    examples: ...}). Returns the compiled vocabularies by section."""
+    problems, vocabularies = [], {}
+    for section in SLOT_SECTIONS:
+        slots = vocabularies[section] = {}
+        for name, raw in slot_sources(data, section).items():
             try:
-                compile_slots({name: source}, where="/".join(slots_path))
+                slots[name] = compile_slots({name: slot_pattern(raw)}, where=f"{section}/slots")[name]
             except PatternError as exc:
-                problems.append(_at(rubric, slots_path + (name,), str(exc)))
-        for path, frames in lists:
-            for i, raw in enumerate(frames):
-                if raw["id"] in seen:
-                    problems.append(_at(rubric, path + (i, "id"), f"signal id '{raw['id']}' is used twice (ids must be unique)"))
-                seen.setdefault(raw["id"], path + (i,))
-                missing = [s for s in [*raw["all"], *raw.get("none", []), *raw.get("none_in_issue", [])] if s not in slots]
-                if missing:
-                    problems.append(_at(rubric, path + (i,), f"frame '{raw['id']}' names slot '{missing[0]}', "
-                                                             f"which {'.'.join(slots_path)} does not define"))
+                problems.append(_at(rubric, slots_path(section) + (name,), str(exc)))
+    return vocabularies, problems
+
+
+def _frame_problems(rubric: Located, data: dict, seen: dict[str, tuple]) -> list[Problem]:
+    """Every frame names slots its own section defines (step 4's frames `types.slots`, the others
+    `high_priority.slots`), with a unique id."""
+    problems = []
+    for path, frames in frame_lists(data):
+        section = vocabulary_of(path)
+        slots = slot_sources(data, section)
+        for i, raw in enumerate(frames):
+            if raw["id"] in seen:
+                problems.append(_at(rubric, path + (i, "id"), f"signal id '{raw['id']}' is used twice (ids must be unique)"))
+            seen.setdefault(raw["id"], path + (i,))
+            for key in ("all", "none", "none_in_issue"):
+                for j, name in enumerate(raw.get(key, [])):
+                    if name not in slots:
+                        problems.append(_at(rubric, path + (i, key, j), f"frame '{raw['id']}' names slot '{name}', "
+                                                                       f"which {section}.slots does not define"))
     return problems
+
+
+def _part_problems(rubric: Located, data: dict) -> list[Problem]:
+    """Each part is a whole pattern on its own (composed, it is a group: half a bracket would break its users)."""
+    problems = []
+    for name, source in (data.get("parts") or {}).items():
+        try:
+            compile_pattern(source)
+        except PatternError as exc:
+            problems.append(_at(rubric, ("parts", name), f"part '{name}' is not a pattern RE2 can run on its own ({exc})"))
+    return problems
+
+
+def _name_problems(rubric: Located, data: dict) -> list[Problem]:
+    """Names the hybrid planner's step-5 gate gives (slot names) must be slots the rubric defines: a misspelt cue
+    would otherwise never fire, silently."""
+    gate = (data.get("hybrid") or {}).get("high_priority") or {}
+    slots = slot_sources(data)
+    problems = []
+    for key in ("cues", "version_with", "request_cues"):
+        for j, name in enumerate(gate.get(key, [])):
+            if name not in slots:
+                problems.append(_at(rubric, ("hybrid", "high_priority", key, j),
+                                    f"hybrid.high_priority.{key} names slot '{name}', which high_priority.slots does not define"))
+    if gate.get("version_with") and VERSION_SLOT not in slots:
+        problems.append(_at(rubric, ("hybrid", "high_priority", "version_with"),
+                            f"hybrid.high_priority.version_with needs the slot '{VERSION_SLOT}', which high_priority.slots does not define"))
+    return problems
+
+
+def _pattern_problems(rubric: Located, data: dict) -> list[Problem]:
+    """Parts expand, every signal, slot and frame compiles with unique ids and known names, and its examples hold."""
+    r, part_problems = expand(data)
+    problems = [_at(rubric, path, message) for path, message in part_problems]
+    problems += _part_problems(rubric, data)
+    for key in ("environment_heading", "comment_separator"):
+        if r["text"].get(key):
+            try:
+                compile_pattern(r["text"][key])
+            except PatternError as exc:
+                problems.append(_at(rubric, ("text", key), f"text.{key} is not a pattern RE2 can run ({exc})"))
+    seen: dict[str, tuple] = {}
+    for path, signals in signal_lists(r):
+        for i, raw in enumerate(signals):
+            if raw["id"] in seen:
+                problems.append(_at(rubric, path + (i, "id"), f"signal id '{raw['id']}' is used twice (ids must be unique)"))
+            seen.setdefault(raw["id"], path + (i,))
+            try:
+                compile_signal(raw, where="/".join(map(str, path)))
+            except PatternError as exc:
+                problems.append(_at(rubric, path + (i,), str(exc)))
+    vocabularies, slot_problems = _slot_problems(rubric, r)
+    problems += slot_problems + _frame_problems(rubric, r, seen)
+    if not part_problems:  # an entry that did not expand would fail its examples for that reason alone
+        problems += [_at(rubric, path, message)
+                     for path, message in example_problems(r, vocabularies["high_priority"], vocabularies)]
+    return problems + _name_problems(rubric, r)
 
 
 def floor_problems(labels: Located) -> list[Problem]:
@@ -160,24 +203,7 @@ def check(sources: QueueSources) -> list[Problem]:
     if problems:
         return problems  # the cross-references below assume the documents' shape
     r, l = rubric.data, labels.data
-
-    for key in ("environment_heading", "comment_separator"):
-        if r["text"].get(key):
-            try:
-                compile_pattern(r["text"][key])
-            except PatternError as exc:
-                problems.append(_at(rubric, ("text", key), f"text.{key} is not a pattern RE2 can run ({exc})"))
-    seen: dict[str, tuple] = {}
-    for path, signals in _signal_lists(r):
-        for i, raw in enumerate(signals):
-            if raw["id"] in seen:
-                problems.append(_at(rubric, path + (i, "id"), f"signal id '{raw['id']}' is used twice (ids must be unique)"))
-            seen.setdefault(raw["id"], path + (i,))
-            try:
-                compile_signal(raw, where="/".join(map(str, path)))
-            except PatternError as exc:
-                problems.append(_at(rubric, path + (i,), str(exc)))
-    problems += _frame_problems(rubric, seen)
+    problems += _pattern_problems(rubric, r)
     if r["modules"]["medium"] > r["modules"]["high"]:
         problems.append(_at(rubric, ("modules", "medium"), "modules.medium must not exceed modules.high"))
     problems += [_at(rubric, path, message + _removed_by(sources.rubric, message)) for path, message in route_problems(r)]

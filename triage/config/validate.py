@@ -23,6 +23,7 @@ from triage.config.words import canonical
 from triage.config.templates import SUFFIX, TemplatesError, build_templates, syntax_problem
 from triage.text.frames import compile_slots
 from triage.text.matching import PatternError, compile_signal
+from triage.text.modifiers import compile_modifiers
 from triage.text.patterns import compile_pattern
 
 
@@ -102,11 +103,31 @@ def _frame_problems(rubric: Located, seen: dict[str, tuple]) -> list[Problem]:
             if raw["id"] in seen:
                 problems.append(_at(rubric, path + (i, "id"), f"signal id '{raw['id']}' is used twice (ids must be unique)"))
             seen.setdefault(raw["id"], path + (i,))
-            missing = [s for s in [*raw["all"], *raw.get("none", []), *raw.get("none_in_issue", [])] if s not in hp.get("slots", {})]
+            named = [*raw["all"], *raw.get("none", []), *raw.get("none_in_issue", []), *raw.get("also_in_issue", [])]
+            missing = [s for s in named if s not in hp.get("slots", {})]
             if missing:
                 problems.append(_at(rubric, path + (i,), f"frame '{raw['id']}' names slot '{missing[0]}', "
                                                          "which high_priority.slots does not define"))
+            problems += _mind_problems(rubric, path + (i,), raw)
     return problems
+
+
+def _modifier_problems(rubric: Located) -> list[Problem]:
+    """Each modifier's cue patterns compile under RE2."""
+    problems = []
+    for name, spec in rubric.data.get("modifiers", {}).items():
+        try:
+            compile_modifiers({name: spec}, where="modifiers")
+        except PatternError as exc:
+            problems.append(_at(rubric, ("modifiers", name), str(exc)))
+    return problems
+
+
+def _mind_problems(rubric: Located, path: tuple, raw: dict) -> list[Problem]:
+    """A signal or frame minds only modifiers `modifiers:` defines."""
+    defined = rubric.data.get("modifiers", {})
+    return [_at(rubric, path + ("mind",), f"'{raw['id']}' minds modifier '{name}', which `modifiers:` does not define")
+            for name in raw.get("mind", []) if name not in defined]
 
 
 def floor_problems(labels: Located) -> list[Problem]:
@@ -163,9 +184,11 @@ def check(sources: QueueSources) -> list[Problem]:
                 problems.append(_at(rubric, path + (i, "id"), f"signal id '{raw['id']}' is used twice (ids must be unique)"))
             seen.setdefault(raw["id"], path + (i,))
             try:
-                compile_signal(raw, where="/".join(map(str, path)))
+                compile_signal({**raw, "mind": ()}, where="/".join(map(str, path)))
             except PatternError as exc:
                 problems.append(_at(rubric, path + (i,), str(exc)))
+            problems += _mind_problems(rubric, path + (i,), raw)
+    problems += _modifier_problems(rubric)
     problems += _frame_problems(rubric, seen)
     if r["modules"]["medium"] > r["modules"]["high"]:
         problems.append(_at(rubric, ("modules", "medium"), "modules.medium must not exceed modules.high"))

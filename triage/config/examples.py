@@ -30,6 +30,7 @@ from triage.config.parts import SLOT_SECTIONS, frame_lists, signal_lists, slot_s
 from triage.text.document import Document
 from triage.text.frames import Frame, compile_frame, match_frame, read_slots
 from triage.text.matching import PatternError, Signal, compile_signal, match_signal
+from triage.text.modifiers import Modifier
 from triage.text.patterns import Pattern, evidence_text
 
 Path_ = tuple
@@ -87,10 +88,13 @@ def _run(examples: dict, path: Path_, what: str, evidence, why_not: str,
 
 
 def example_problems(data: dict, slots: dict[str, Pattern],
-                     vocabularies: dict[str, dict[str, Pattern]] | None = None) -> list[tuple[Path_, str]]:
+                     vocabularies: dict[str, dict[str, Pattern]] | None = None,
+                     modifiers: dict[str, Modifier] | None = None) -> list[tuple[Path_, str]]:
     """Every example of an expanded rubric document run (`slots`: step 5's compiled slot vocabulary;
-    `vocabularies`: every section's, by section, when there are more). Entries whose pattern does not compile are
-    skipped: that is its own problem."""
+    `vocabularies`: every section's, by section, when there are more; `modifiers`: the compiled `modifiers:`, so
+    an entry that minds them is run as planning runs it: "does not hang" under `not` of a negation-minding frame).
+    Entries whose pattern does not compile, or that mind an undefined modifier, are skipped: that is its own
+    problem."""
     vocabularies = {"high_priority": slots, **(vocabularies or {})}
     problems: list[tuple[Path_, str]] = []
     for path, signals in signal_lists(data):
@@ -99,7 +103,7 @@ def example_problems(data: dict, slots: dict[str, Pattern],
             if not examples:
                 continue
             try:
-                signal = compile_signal(raw, where="/".join(map(str, path)))
+                signal = compile_signal(raw, where="/".join(map(str, path)), modifiers=modifiers)
             except (PatternError, KeyError, TypeError, ValueError):
                 continue
             why = " (an `all` signal needs every pattern in the text)" if len(signal.patterns) > 1 else ""
@@ -118,7 +122,7 @@ def example_problems(data: dict, slots: dict[str, Pattern],
             if not examples:
                 continue
             try:
-                frame = compile_frame(raw, slots, where="/".join(map(str, path)))
+                frame = compile_frame(raw, slots, where="/".join(map(str, path)), modifiers=modifiers)
             except (KeyError, TypeError, ValueError):
                 continue
             why = f" (its slots {', '.join(frame.needs)} must occur in one sentence"

@@ -20,6 +20,7 @@ from triage.config.words import canonical
 
 from triage.text.frames import Frame, compile_frame, compile_slots
 from triage.text.matching import PatternError, Signal, compile_pattern, compile_signal
+from triage.text.modifiers import Modifier, compile_modifiers
 from triage.text.patterns import Pattern
 
 DEFAULT_COMMAND = "/ptd-retriage"
@@ -114,6 +115,8 @@ class Rubric:
     hybrid: dict = field(default_factory=dict)
     # What reports call step 1's decisions (rubric `words:`; `triage.config.words.queue_words` fills the gaps).
     words: dict = field(default_factory=dict)
+    # Negation, hypothetical, attribution... (rubric `modifiers:`): signals and frames that mind them hold them.
+    modifiers: dict[str, Modifier] = field(default_factory=dict)
     # Step 4's slot classes (`types.slots`): the vocabulary of the request, feature and enhancement frames.
     type_slots: dict[str, Pattern] = field(default_factory=dict)
 
@@ -171,6 +174,10 @@ def compile_rubric(data: object, path: str) -> Rubric:
         where, message = part_problems[0]
         raise RubricError(f"{path}: {'/'.join(map(str, where))}: {message}")
     seen: set[str] = set()
+    try:
+        modifiers = compile_modifiers(data.get("modifiers"), where=f"{path}: modifiers")
+    except PatternError as exc:
+        raise RubricError(str(exc)) from None
 
     def signals(raw: list[dict], where: str) -> tuple[Signal, ...]:
         out = []
@@ -179,7 +186,7 @@ def compile_rubric(data: object, path: str) -> Rubric:
                 raise RubricError(f"{path}: signal id '{item['id']}' is used twice (ids must be unique)")
             seen.add(item["id"])
             try:
-                out.append(compile_signal(item, where=f"{path}: {where}"))
+                out.append(compile_signal(item, where=f"{path}: {where}", modifiers=modifiers))
             except ValueError as exc:
                 raise RubricError(str(exc)) from None
         return tuple(out)
@@ -194,7 +201,8 @@ def compile_rubric(data: object, path: str) -> Rubric:
                 raise RubricError(f"{path}: signal id '{item['id']}' is used twice (ids must be unique)")
             seen.add(item["id"])
             try:
-                out.append(compile_frame(item, slots, where=f"{path}: {where}", vocabulary=vocabulary))
+                out.append(compile_frame(item, slots, where=f"{path}: {where}", modifiers=modifiers,
+                                         vocabulary=vocabulary))
             except ValueError as exc:
                 raise RubricError(str(exc)) from None
         return tuple(out)
@@ -285,6 +293,7 @@ def compile_rubric(data: object, path: str) -> Rubric:
         command=data.get("command", DEFAULT_COMMAND),
         hybrid=dict(data.get("hybrid") or {}),
         words=dict(data.get("words") or {}),
+        modifiers=modifiers,
         type_slots=type_slots,
     )
 

@@ -28,6 +28,8 @@ from triage.config.words import canonical
 from triage.config.templates import SUFFIX, TemplatesError, build_templates, syntax_problem
 from triage.text.frames import compile_slots
 from triage.text.matching import PatternError, compile_signal
+from triage.text.modifiers import compile_modifiers
+from triage.text.modifiers import compile_modifiers
 from triage.text.patterns import compile_pattern
 
 
@@ -98,12 +100,31 @@ def _frame_problems(rubric: Located, data: dict, seen: dict[str, tuple]) -> list
             if raw["id"] in seen:
                 problems.append(_at(rubric, path + (i, "id"), f"signal id '{raw['id']}' is used twice (ids must be unique)"))
             seen.setdefault(raw["id"], path + (i,))
-            for key in ("all", "none", "none_in_issue"):
+            for key in ("all", "none", "none_in_issue", "also_in_issue"):
                 for j, name in enumerate(raw.get(key, [])):
                     if name not in slots:
                         problems.append(_at(rubric, path + (i, key, j), f"frame '{raw['id']}' names slot '{name}', "
                                                                        f"which {section}.slots does not define"))
+            problems += _mind_problems(rubric, path + (i,), raw)
     return problems
+
+
+def _modifier_problems(rubric: Located) -> list[Problem]:
+    """Each modifier's cue patterns compile under RE2."""
+    problems = []
+    for name, spec in rubric.data.get("modifiers", {}).items():
+        try:
+            compile_modifiers({name: spec}, where="modifiers")
+        except PatternError as exc:
+            problems.append(_at(rubric, ("modifiers", name), str(exc)))
+    return problems
+
+
+def _mind_problems(rubric: Located, path: tuple, raw: dict) -> list[Problem]:
+    """A signal or frame minds only modifiers `modifiers:` defines."""
+    defined = rubric.data.get("modifiers", {})
+    return [_at(rubric, path + ("mind",), f"'{raw['id']}' minds modifier '{name}', which `modifiers:` does not define")
+            for name in raw.get("mind", []) if name not in defined]
 
 
 def _part_problems(rubric: Located, data: dict) -> list[Problem]:
@@ -152,14 +173,20 @@ def _pattern_problems(rubric: Located, data: dict) -> list[Problem]:
                 problems.append(_at(rubric, path + (i, "id"), f"signal id '{raw['id']}' is used twice (ids must be unique)"))
             seen.setdefault(raw["id"], path + (i,))
             try:
-                compile_signal(raw, where="/".join(map(str, path)))
+                compile_signal({**raw, "mind": ()}, where="/".join(map(str, path)))
             except PatternError as exc:
                 problems.append(_at(rubric, path + (i,), str(exc)))
+            problems += _mind_problems(rubric, path + (i,), raw)
+    problems += _modifier_problems(rubric)
     vocabularies, slot_problems = _slot_problems(rubric, r)
     problems += slot_problems + _frame_problems(rubric, r, seen)
     if not part_problems:  # an entry that did not expand would fail its examples for that reason alone
+        try:
+            modifiers = compile_modifiers(r.get("modifiers"), where="modifiers")
+        except PatternError:
+            modifiers = {}  # its own problem (`_modifier_problems`); entries that mind them are then skipped
         problems += [_at(rubric, path, message)
-                     for path, message in example_problems(r, vocabularies["high_priority"], vocabularies)]
+                     for path, message in example_problems(r, vocabularies["high_priority"], vocabularies, modifiers)]
     return problems + _name_problems(rubric, r)
 
 

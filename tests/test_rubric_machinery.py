@@ -116,7 +116,7 @@ def test_an_undefined_part_fails_validate_at_its_line_and_the_loader(tmp_path):
 
 
 def test_a_part_that_is_half_a_pattern_is_refused_at_its_own_line(tmp_path):
-    queue = queue_with(tmp_path, lambda d: d.update(parts={"open_group": "(?:^|x"}))
+    queue = queue_with(tmp_path, lambda d: d.setdefault("parts", {}).update(open_group="(?:^|x"))
     rubric = queue / "rubric.yaml"
     (msg,) = problems(queue)
     assert msg.startswith(f"{rubric}:{line_of(rubric, 'open_group')}: part 'open_group' is not a pattern RE2 can run")
@@ -124,7 +124,7 @@ def test_a_part_that_is_half_a_pattern_is_refused_at_its_own_line(tmp_path):
 
 def test_a_rubric_written_with_parts_plans_like_the_same_rubric_written_out(tmp_path):
     def with_parts(d):
-        d["parts"] = {"shell": "aws|kubectl"}
+        d.setdefault("parts", {})["shell"] = "aws|kubectl"
         d["reproduction"]["signals"][0]["match"] = r"^\s*(?:\$ )?(?:{shell})\b"
 
     def written_out(d):

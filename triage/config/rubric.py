@@ -47,6 +47,19 @@ class Check:
 
 
 @dataclass(frozen=True)
+class Declared:
+    """Step 1: the reporter's own word that no distributed code is involved ("a single process, no process group").
+    It sends the issue away unless distributed code is actually run (evidence in `locations`, a script or a
+    traceback, above `max_run_score`) or the issue is about distributed code through and through (its evidence
+    is `outweighed` times the declaration's score or more)."""
+
+    check: Check
+    max_run_score: float
+    outweighed: float
+    locations: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Criterion:
     """One of step 5's high-priority criteria (crash, silent wrong results, ...): its own evidence."""
 
@@ -114,6 +127,7 @@ class Rubric:
     words: dict = field(default_factory=dict)
     # Negation, hypothetical, attribution... (rubric `modifiers:`): signals and frames that mind them hold them.
     modifiers: dict[str, Modifier] = field(default_factory=dict)
+    declared_not_distributed: Declared | None = None  # step 1: `not_distributed.declared`
 
     def route_label(self, route: str) -> str | None:
         return self.routes[route].label
@@ -213,6 +227,12 @@ def compile_rubric(data: object, path: str) -> Rubric:
             counter_frames=frames(counter.get("frames", []), slots, "high_priority/counter_evidence"),
         )
 
+    def declared(raw: dict | None) -> Declared | None:
+        if not raw:
+            return None
+        return Declared(Check(float(raw["min_score"]), signals(raw["signals"], "not_distributed/declared")),
+                        float(raw["max_run_score"]), float(raw["outweighed"]), tuple(raw["in"]))
+
     topics = tuple(
         Topic(name, spec.get("label"), spec.get("route"), signals(spec["signals"], f"topics/{name}"))
         for name, spec in data["topics"].items()
@@ -265,6 +285,7 @@ def compile_rubric(data: object, path: str) -> Rubric:
         hybrid=dict(data.get("hybrid") or {}),
         words=dict(data.get("words") or {}),
         modifiers=modifiers,
+        declared_not_distributed=declared(nd.get("declared")),
     )
 
 

@@ -76,6 +76,7 @@ def _signal_lists(data: dict):
     for name, route in data.get("routing", {}).get("routes", {}).items():
         yield ("routing", "routes", name, "signals"), route.get("signals", [])
     yield ("not_distributed", "signals"), data.get("not_distributed", {}).get("signals", [])
+    yield ("not_distributed", "declared", "signals"), data.get("not_distributed", {}).get("declared", {}).get("signals", [])
     for kind in data.get("types", {}):
         yield ("types", kind, "signals"), data["types"][kind].get("signals", [])
     hp = data.get("high_priority", {})

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from jsonschema import Draft202012Validator
 
+from triage.config.parts import expand, slot_pattern
 from triage.config.words import canonical
 
 from triage.text.frames import Frame, compile_frame, compile_slots
@@ -174,6 +175,10 @@ def compile_rubric(data: object, path: str) -> Rubric:
         first = errors[0]
         raise RubricError(f"{path}: invalid rubric at {_where(first)}: {first.message}")
     assert isinstance(data, dict)
+    data, part_problems = expand(data)  # `{name}` references composed from `parts:`, once, here
+    if part_problems:
+        where, message = part_problems[0]
+        raise RubricError(f"{path}: {'/'.join(map(str, where))}: {message}")
     seen: set[str] = set()
     try:
         modifiers = compile_modifiers(data.get("modifiers"), where=f"{path}: modifiers")
@@ -210,7 +215,8 @@ def compile_rubric(data: object, path: str) -> Rubric:
     def high_priority(raw: dict) -> HighPriority:
         counter = raw.get("counter_evidence", {})
         try:
-            slots = compile_slots(raw.get("slots", {}), where=f"{path}: high_priority/slots")
+            slots = compile_slots({name: slot_pattern(spec) for name, spec in raw.get("slots", {}).items()},
+                                  where=f"{path}: high_priority/slots")
         except PatternError as exc:
             raise RubricError(str(exc)) from None
         where = "high_priority/criteria/"

@@ -3,10 +3,12 @@
 The schema (rubric and labels), every pattern (each must compile under RE2: no backreferences or lookarounds,
 whose backtracking can take exponential time, and no repetition RE2 refuses as too large — so no pattern can be
 catastrophic on long issue text), routes against precedence, default and stop_after, each label a rule names in
-the allowlist with the role it is used in, each module's route, and each template a step posts present and
-rendering. `ptd-triage validate`, the Action at start and `load_bundle` all run these same checks.
+the allowlist with the role it is used in, each module's route, each template a step posts present and
+rendering, each part, slot and cue a rule names defined (`triage.config.parts`), and every `examples:` entry run
+against its pattern (`triage.config.examples`). `ptd-triage validate`, the Action at start and `load_bundle` all run these same checks.
 
-May import: the standard library, jsonschema, `triage.config` (source, rubric, labels, templates), `triage.text`.
+May import: the standard library, jsonschema, `triage.config` (source, rubric, labels, templates, parts, examples),
+`triage.text`.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from jsonschema import Draft202012Validator
 from triage.config.labels import _SCHEMA as LABELS_SCHEMA, LabelsError, TYPE_KINDS, parse_labels
 from triage.config.rubric import DEFAULT_COMMENT_TEMPLATES, _validator as rubric_validator, route_problems
 from triage.config.names import LABEL_NAME_PATTERN, RESERVED_LABELS, label_name_problem
+from triage.config.examples import example_problems
+from triage.config.parts import SLOTS_PATH, VERSION_SLOT, expand, frame_lists, signal_lists, slot_pattern, slot_sources
 from triage.config.source import Located
 from triage.config.words import canonical
 from triage.config.templates import SUFFIX, TemplatesError, build_templates, syntax_problem
@@ -69,54 +73,38 @@ def _schema_problems(doc: Located, validator: Draft202012Validator, what: str) -
     return out
 
 
-def _signal_lists(data: dict):
-    """(key path, signals) for every list of signals in the rubric."""
-    for name, topic in data.get("topics", {}).items():
-        yield ("topics", name, "signals"), topic.get("signals", [])
-    for name, route in data.get("routing", {}).get("routes", {}).items():
-        yield ("routing", "routes", name, "signals"), route.get("signals", [])
-    yield ("not_distributed", "signals"), data.get("not_distributed", {}).get("signals", [])
-    yield ("not_distributed", "declared", "signals"), data.get("not_distributed", {}).get("declared", {}).get("signals", [])
-    for kind in data.get("types", {}):
-        yield ("types", kind, "signals"), data["types"][kind].get("signals", [])
-    hp = data.get("high_priority", {})
-    for name, criterion in hp.get("criteria", {}).items():
-        yield ("high_priority", "criteria", name, "signals"), criterion.get("signals", [])
-    yield ("high_priority", "counter_evidence", "signals"), hp.get("counter_evidence", {}).get("signals", [])
-    yield ("high_priority", "signals"), hp.get("signals", [])  # the older single-check form
-    yield ("reproduction", "signals"), data.get("reproduction", {}).get("signals", [])
-
-
-def _frame_problems(rubric: Located, seen: dict[str, tuple]) -> list[Problem]:
-    """Step 5's slot vocabulary compiles under RE2, and every frame names defined slots with a unique id."""
-    hp = rubric.data.get("high_priority", {})
+def _slot_problems(rubric: Located, data: dict) -> tuple[dict, list[Problem]]:
+    """Step 5's slot vocabulary compiles under RE2 (each slot a pattern, or {match: pattern, examples: ...})."""
     problems, slots = [], {}
-    for name, source in hp.get("slots", {}).items():
+    for name, raw in slot_sources(data).items():
         try:
-            slots[name] = compile_slots({name: source}, where="high_priority/slots")[name]
+            slots[name] = compile_slots({name: slot_pattern(raw)}, where="high_priority/slots")[name]
         except PatternError as exc:
-            problems.append(_at(rubric, ("high_priority", "slots", name), str(exc)))
-    lists = [(("high_priority", "criteria", name, "frames"), c.get("frames", []))
-             for name, c in hp.get("criteria", {}).items()]
-    lists.append((("high_priority", "counter_evidence", "frames"), hp.get("counter_evidence", {}).get("frames", [])))
-    for path, frames in lists:
+            problems.append(_at(rubric, SLOTS_PATH + (name,), str(exc)))
+    return slots, problems
+
+
+def _frame_problems(rubric: Located, data: dict, seen: dict[str, tuple]) -> list[Problem]:
+    """Every frame names defined slots, with a unique id."""
+    problems, slots = [], slot_sources(data)
+    for path, frames in frame_lists(data):
         for i, raw in enumerate(frames):
             if raw["id"] in seen:
                 problems.append(_at(rubric, path + (i, "id"), f"signal id '{raw['id']}' is used twice (ids must be unique)"))
             seen.setdefault(raw["id"], path + (i,))
-            named = [*raw["all"], *raw.get("none", []), *raw.get("none_in_issue", []), *raw.get("also_in_issue", [])]
-            missing = [s for s in named if s not in hp.get("slots", {})]
-            if missing:
-                problems.append(_at(rubric, path + (i,), f"frame '{raw['id']}' names slot '{missing[0]}', "
-                                                         "which high_priority.slots does not define"))
-            problems += _mind_problems(rubric, path + (i,), raw)
+            for key in ("all", "none", "none_in_issue", "also_in_issue"):
+                for j, name in enumerate(raw.get(key, [])):
+                    if name not in slots:
+                        problems.append(_at(rubric, path + (i, key, j), f"frame '{raw['id']}' names slot '{name}', "
+                                                                       "which high_priority.slots does not define"))
+            problems += _mind_problems(rubric, data, path + (i,), raw)
     return problems
 
 
-def _modifier_problems(rubric: Located) -> list[Problem]:
+def _modifier_problems(rubric: Located, data: dict) -> list[Problem]:
     """Each modifier's cue patterns compile under RE2."""
     problems = []
-    for name, spec in rubric.data.get("modifiers", {}).items():
+    for name, spec in (data.get("modifiers") or {}).items():
         try:
             compile_modifiers({name: spec}, where="modifiers")
         except PatternError as exc:
@@ -124,11 +112,69 @@ def _modifier_problems(rubric: Located) -> list[Problem]:
     return problems
 
 
-def _mind_problems(rubric: Located, path: tuple, raw: dict) -> list[Problem]:
-    """A signal or frame minds only modifiers `modifiers:` defines."""
-    defined = rubric.data.get("modifiers", {})
-    return [_at(rubric, path + ("mind",), f"'{raw['id']}' minds modifier '{name}', which `modifiers:` does not define")
-            for name in raw.get("mind", []) if name not in defined]
+def _mind_problems(rubric: Located, data: dict, path: tuple, raw: dict) -> list[Problem]:
+    """A signal or frame minds only modifiers `modifiers:` defines, each named at its line."""
+    defined = data.get("modifiers") or {}
+    return [_at(rubric, path + ("mind", j), f"'{raw['id']}' minds modifier '{name}', which `modifiers:` does not define")
+            for j, name in enumerate(raw.get("mind", [])) if name not in defined]
+
+
+def _part_problems(rubric: Located, data: dict) -> list[Problem]:
+    """Each part is a whole pattern on its own (composed, it is a group: half a bracket would break its users)."""
+    problems = []
+    for name, source in (data.get("parts") or {}).items():
+        try:
+            compile_pattern(source)
+        except PatternError as exc:
+            problems.append(_at(rubric, ("parts", name), f"part '{name}' is not a pattern RE2 can run on its own ({exc})"))
+    return problems
+
+
+def _name_problems(rubric: Located, data: dict) -> list[Problem]:
+    """Names the hybrid planner's step-5 gate gives (slot names) must be slots the rubric defines: a misspelt cue
+    would otherwise never fire, silently."""
+    gate = (data.get("hybrid") or {}).get("high_priority") or {}
+    slots = slot_sources(data)
+    problems = []
+    for key in ("cues", "version_with", "request_cues"):
+        for j, name in enumerate(gate.get(key, [])):
+            if name not in slots:
+                problems.append(_at(rubric, ("hybrid", "high_priority", key, j),
+                                    f"hybrid.high_priority.{key} names slot '{name}', which high_priority.slots does not define"))
+    if gate.get("version_with") and VERSION_SLOT not in slots:
+        problems.append(_at(rubric, ("hybrid", "high_priority", "version_with"),
+                            f"hybrid.high_priority.version_with needs the slot '{VERSION_SLOT}', which high_priority.slots does not define"))
+    return problems
+
+
+def _pattern_problems(rubric: Located, data: dict) -> list[Problem]:
+    """Parts expand, every signal, slot and frame compiles with unique ids and known names, and its examples hold."""
+    r, part_problems = expand(data)
+    problems = [_at(rubric, path, message) for path, message in part_problems]
+    problems += _part_problems(rubric, data)
+    for key in ("environment_heading", "comment_separator"):
+        if r["text"].get(key):
+            try:
+                compile_pattern(r["text"][key])
+            except PatternError as exc:
+                problems.append(_at(rubric, ("text", key), f"text.{key} is not a pattern RE2 can run ({exc})"))
+    seen: dict[str, tuple] = {}
+    for path, signals in signal_lists(r):
+        for i, raw in enumerate(signals):
+            if raw["id"] in seen:
+                problems.append(_at(rubric, path + (i, "id"), f"signal id '{raw['id']}' is used twice (ids must be unique)"))
+            seen.setdefault(raw["id"], path + (i,))
+            try:
+                compile_signal({**raw, "mind": ()}, where="/".join(map(str, path)))
+            except PatternError as exc:
+                problems.append(_at(rubric, path + (i,), str(exc)))
+            problems += _mind_problems(rubric, r, path + (i,), raw)
+    problems += _modifier_problems(rubric, r)
+    slots, slot_problems = _slot_problems(rubric, r)
+    problems += slot_problems + _frame_problems(rubric, r, seen)
+    if not part_problems:  # an entry that did not expand would fail its examples for that reason alone
+        problems += [_at(rubric, path, message) for path, message in example_problems(r, slots)]
+    return problems + _name_problems(rubric, r)
 
 
 def floor_problems(labels: Located) -> list[Problem]:
@@ -171,26 +217,7 @@ def check(sources: QueueSources) -> list[Problem]:
     if problems:
         return problems  # the cross-references below assume the documents' shape
     r, l = rubric.data, labels.data
-
-    for key in ("environment_heading", "comment_separator"):
-        if r["text"].get(key):
-            try:
-                compile_pattern(r["text"][key])
-            except PatternError as exc:
-                problems.append(_at(rubric, ("text", key), f"text.{key} is not a pattern RE2 can run ({exc})"))
-    seen: dict[str, tuple] = {}
-    for path, signals in _signal_lists(r):
-        for i, raw in enumerate(signals):
-            if raw["id"] in seen:
-                problems.append(_at(rubric, path + (i, "id"), f"signal id '{raw['id']}' is used twice (ids must be unique)"))
-            seen.setdefault(raw["id"], path + (i,))
-            try:
-                compile_signal({**raw, "mind": ()}, where="/".join(map(str, path)))
-            except PatternError as exc:
-                problems.append(_at(rubric, path + (i,), str(exc)))
-            problems += _mind_problems(rubric, path + (i,), raw)
-    problems += _modifier_problems(rubric)
-    problems += _frame_problems(rubric, seen)
+    problems += _pattern_problems(rubric, r)
     if r["modules"]["medium"] > r["modules"]["high"]:
         problems.append(_at(rubric, ("modules", "medium"), "modules.medium must not exceed modules.high"))
     problems += [_at(rubric, path, message + _removed_by(sources.rubric, message)) for path, message in route_problems(r)]

@@ -29,12 +29,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from triage.config.parts import VERSION_SLOT
 from triage.core.plan import Plan
 from triage.core.steps import Analysis
 from triage.core.vocab import Flag
 from triage.text.frames import SlotHits, read_slots
-
-VERSION_SLOT = "version"
 
 
 @dataclass(frozen=True)

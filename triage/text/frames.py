@@ -35,7 +35,7 @@ import re2
 
 from triage.text.document import LOCATIONS, Document
 from triage.text.matching import Evidence
-from triage.text.modifiers import Modifier, governed_factor, resolve
+from triage.text.modifiers import Modifier, evidence_group, governed_factor, resolve
 from triage.text.patterns import Pattern, PatternError, compile_pattern, evidence_text
 
 __all__ = ["Frame", "SlotHits", "compile_frame", "compile_slots", "match_frame", "read_slots", "reads", "score_frames",
@@ -126,7 +126,9 @@ def _slot_sentences(pattern: Pattern, encoded: bytes, starts: list[int],
     for count, found in enumerate(pattern.regex.finditer(encoded)):
         if count >= MAX_HITS:
             break
-        sentence = bisect_right(starts, found.start()) - 1
+        # The sentence of the slot's own words: a boundary character the pattern consumes before them (the space
+        # after "model." in "model. torch 2.7.1") belongs to the sentence before.
+        sentence = bisect_right(starts, found.start(evidence_group(found))) - 1
         if sentence not in out:
             out[sentence] = found  # decoded only if quoted as evidence
         elif more is not None:

@@ -36,7 +36,7 @@ from typing import Any, Mapping, MutableMapping
 
 from triage.text.patterns import Pattern, PatternError, compile_pattern
 
-__all__ = ["Modifier", "CueIndex", "compile_modifiers", "resolve", "governed_factor", "MAX_CUES"]
+__all__ = ["Modifier", "CueIndex", "compile_modifiers", "evidence_group", "resolve", "governed_factor", "MAX_CUES"]
 
 MAX_CUES = 2000  # cue matches kept per modifier and text: real issues have a handful; hostile text, thousands
 SENTENCE_END = compile_pattern(r"[.!?]+(?:\s|$)|\n")
@@ -110,12 +110,12 @@ def _positions(pattern: Pattern | None, text: bytes, *, end: bool) -> list[int]:
     for count, found in enumerate(pattern.regex.finditer(text)):
         if count >= MAX_CUES:
             break
-        group = _evidence_group(found)
+        group = evidence_group(found)
         out.append(found.end(group) if end else found.start(group))
     return out
 
 
-def _evidence_group(found) -> int:
+def evidence_group(found) -> int:
     """The cue's own words: its first capturing group that took part (the boundary characters around it are not)."""
     for index in range(1, found.re.groups + 1):
         if found.start(index) >= 0:
@@ -164,7 +164,7 @@ def governed_factor(cues: CueIndex, modifiers: tuple[Modifier, ...], key: str, m
     there are none. The first fully ungoverned match ends the search."""
     best, kept = None, 0.0
     for found in matches:
-        group = _evidence_group(found)
+        group = evidence_group(found)
         value = cues.factor(modifiers, key, found.start(group), found.end(group), text)
         if value > kept or best is None:
             best, kept = found, value

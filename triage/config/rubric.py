@@ -41,10 +41,12 @@ class Topic:
 
 @dataclass(frozen=True)
 class Check:
-    """A yes/no decision: the signals' total must reach `min_score`."""
+    """A yes/no decision: the signals' total (plus, for step 4's checks, every frame that holds) must reach
+    `min_score`."""
 
     min_score: float
     signals: tuple[Signal, ...]
+    frames: tuple[Frame, ...] = ()  # step 4: frames over `Rubric.type_slots`
 
 
 @dataclass(frozen=True)
@@ -129,6 +131,12 @@ class Rubric:
     # Negation, hypothetical, attribution... (rubric `modifiers:`): signals and frames that mind them hold them.
     modifiers: dict[str, Modifier] = field(default_factory=dict)
     declared_not_distributed: Declared | None = None  # step 1: `not_distributed.declared`
+    # Step 4's slot classes (`types.slots`): the vocabulary of the request, feature and enhancement frames.
+    type_slots: dict[str, Pattern] = field(default_factory=dict)
+
+    @property
+    def type_frames(self) -> tuple[Frame, ...]:
+        return self.request.frames + self.feature.frames + self.enhancement.frames + self.performance.frames
 
     def route_label(self, route: str) -> str | None:
         return self.routes[route].label
@@ -202,17 +210,31 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
     def check(raw: dict, where: str) -> Check:
         return Check(float(raw["min_score"]), signals(raw["signals"], where))
 
-    def frames(raw: list[dict], slots: dict, where: str) -> tuple[Frame, ...]:
+    def frames(raw: list[dict], slots: dict, where: str, vocabulary: str = "high_priority.slots") -> tuple[Frame, ...]:
         out = []
         for item in raw:
             if item["id"] in seen:
                 raise RubricError(f"{path}: signal id '{item['id']}' is used twice (ids must be unique)")
             seen.add(item["id"])
             try:
-                out.append(compile_frame(item, slots, where=f"{path}: {where}", modifiers=modifiers))
+                out.append(compile_frame(item, slots, where=f"{path}: {where}", modifiers=modifiers,
+                                         vocabulary=vocabulary))
             except ValueError as exc:
                 raise RubricError(str(exc)) from None
         return tuple(out)
+
+    def type_checks(raw: dict) -> tuple[dict[str, Pattern], dict[str, Check]]:
+        try:
+            slots = compile_slots({name: slot_pattern(spec) for name, spec in raw.get("slots", {}).items()},
+                                  where=f"{path}: types/slots")
+        except PatternError as exc:
+            raise RubricError(str(exc)) from None
+        checks = {}
+        for name in ("request", "feature", "enhancement", "performance"):
+            where = f"types/{name}"
+            checks[name] = Check(float(raw[name]["min_score"]), signals(raw[name].get("signals", []), where),
+                                 frames(raw[name].get("frames", []), slots, where, "types.slots"))
+        return slots, checks
 
     def high_priority(raw: dict) -> HighPriority:
         counter = raw.get("counter_evidence", {})
@@ -260,6 +282,7 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
     mods = data["modules"]
     if mods["medium"] > mods["high"]:
         raise RubricError(f"{path}: modules.medium must not exceed modules.high")
+    type_slots, types = type_checks(data["types"])
     problem = route_problem(data)
     if problem:
         raise RubricError(f"{path}: {problem[1]}")
@@ -282,10 +305,10 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
         module_high=float(mods["high"]),
         module_medium=float(mods["medium"]),
         module_min_share=float(mods["min_share"]),
-        request=check(data["types"]["request"], "types/request"),
-        feature=check(data["types"]["feature"], "types/feature"),
-        enhancement=check(data["types"]["enhancement"], "types/enhancement"),
-        performance=check(data["types"]["performance"], "types/performance"),
+        request=types["request"],
+        feature=types["feature"],
+        enhancement=types["enhancement"],
+        performance=types["performance"],
         high_priority=high_priority(data["high_priority"]),
         reproduction=check(data["reproduction"], "reproduction"),
         comment_templates={**DEFAULT_COMMENT_TEMPLATES, **data.get("comments", {})},
@@ -294,6 +317,7 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
         words=dict(data.get("words") or {}),
         modifiers=modifiers,
         declared_not_distributed=declared(nd.get("declared")),
+        type_slots=type_slots,
     )
 
 

@@ -21,12 +21,14 @@ from triage.config.labels import _SCHEMA as LABELS_SCHEMA, LabelsError, TYPE_KIN
 from triage.config.rubric import DEFAULT_COMMENT_TEMPLATES, _validator as rubric_validator, route_problems
 from triage.config.names import LABEL_NAME_PATTERN, RESERVED_LABELS, label_name_problem
 from triage.config.examples import example_problems
-from triage.config.parts import SLOTS_PATH, VERSION_SLOT, expand, frame_lists, signal_lists, slot_pattern, slot_sources
+from triage.config.parts import (SLOT_SECTIONS, VERSION_SLOT, expand, frame_lists, signal_lists, slot_pattern,
+                                 slot_sources, slots_path, vocabulary_of)
 from triage.config.source import Located
 from triage.config.words import canonical
 from triage.config.templates import SUFFIX, TemplatesError, build_templates, syntax_problem
 from triage.text.frames import compile_slots
 from triage.text.matching import PatternError, compile_signal
+from triage.text.modifiers import compile_modifiers
 from triage.text.modifiers import compile_modifiers
 from triage.text.patterns import compile_pattern
 
@@ -74,20 +76,26 @@ def _schema_problems(doc: Located, validator: Draft202012Validator, what: str) -
 
 
 def _slot_problems(rubric: Located, data: dict) -> tuple[dict, list[Problem]]:
-    """Step 5's slot vocabulary compiles under RE2 (each slot a pattern, or {match: pattern, examples: ...})."""
-    problems, slots = [], {}
-    for name, raw in slot_sources(data).items():
-        try:
-            slots[name] = compile_slots({name: slot_pattern(raw)}, where="high_priority/slots")[name]
-        except PatternError as exc:
-            problems.append(_at(rubric, SLOTS_PATH + (name,), str(exc)))
-    return slots, problems
+    """Each slot vocabulary (step 5's, step 4's) compiles under RE2 (each slot a pattern, or {match: pattern,
+    examples: ...}). Returns the compiled vocabularies by section."""
+    problems, vocabularies = [], {}
+    for section in SLOT_SECTIONS:
+        slots = vocabularies[section] = {}
+        for name, raw in slot_sources(data, section).items():
+            try:
+                slots[name] = compile_slots({name: slot_pattern(raw)}, where=f"{section}/slots")[name]
+            except PatternError as exc:
+                problems.append(_at(rubric, slots_path(section) + (name,), str(exc)))
+    return vocabularies, problems
 
 
 def _frame_problems(rubric: Located, data: dict, seen: dict[str, tuple]) -> list[Problem]:
-    """Every frame names defined slots, with a unique id."""
-    problems, slots = [], slot_sources(data)
+    """Every frame names slots its own section defines (step 4's frames `types.slots`, the others
+    `high_priority.slots`), with a unique id."""
+    problems = []
     for path, frames in frame_lists(data):
+        section = vocabulary_of(path)
+        slots = slot_sources(data, section)
         for i, raw in enumerate(frames):
             if raw["id"] in seen:
                 problems.append(_at(rubric, path + (i, "id"), f"signal id '{raw['id']}' is used twice (ids must be unique)"))
@@ -96,7 +104,7 @@ def _frame_problems(rubric: Located, data: dict, seen: dict[str, tuple]) -> list
                 for j, name in enumerate(raw.get(key, [])):
                     if name not in slots:
                         problems.append(_at(rubric, path + (i, key, j), f"frame '{raw['id']}' names slot '{name}', "
-                                                                       "which high_priority.slots does not define"))
+                                                                       f"which {section}.slots does not define"))
             problems += _mind_problems(rubric, data, path + (i,), raw)
     return problems
 
@@ -170,10 +178,15 @@ def _pattern_problems(rubric: Located, data: dict) -> list[Problem]:
                 problems.append(_at(rubric, path + (i,), str(exc)))
             problems += _mind_problems(rubric, r, path + (i,), raw)
     problems += _modifier_problems(rubric, r)
-    slots, slot_problems = _slot_problems(rubric, r)
+    vocabularies, slot_problems = _slot_problems(rubric, r)
     problems += slot_problems + _frame_problems(rubric, r, seen)
     if not part_problems:  # an entry that did not expand would fail its examples for that reason alone
-        problems += [_at(rubric, path, message) for path, message in example_problems(r, slots)]
+        try:
+            modifiers = compile_modifiers(r.get("modifiers"), where="modifiers")
+        except PatternError:
+            modifiers = {}  # its own problem (`_modifier_problems`); entries that mind them are then skipped
+        problems += [_at(rubric, path, message)
+                     for path, message in example_problems(r, vocabularies["high_priority"], vocabularies, modifiers)]
     return problems + _name_problems(rubric, r)
 
 

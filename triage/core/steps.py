@@ -21,7 +21,7 @@ from triage.config.words import queue_words
 from triage.core.snapshot import IssueSnapshot
 from triage.core.vocab import SKIPPED, Confidence, Distributed, Flag, Reproduction, Role, Triaged, TypeKind
 from triage.text.document import Document, build_document
-from triage.text.frames import read_slots, reads, score_frames
+from triage.text.frames import read_slots, reads, score_frames, sum_frames
 from triage.text.matching import Evidence, score, summarize
 
 
@@ -264,24 +264,27 @@ def step3_modules(snapshot: IssueSnapshot, analysis: Analysis, rubric: Rubric, l
 
 
 def step4_types(analysis: Analysis, rubric: Rubric, labels: LabelSet) -> StepResult:
-    """The seed's step 4, in its own order: first, is the issue a request at all? Bug reports, questions and CI or
-    test reports get no type label. Then, of a request: `feature` only for wholly new functionality (its evidence
-    must outweigh the evidence that it improves something existing), otherwise `enhancement` — an improvement to
-    something that works — with the performance label when it is about speed or memory. The decision is
+    """The seed's step 4, in its own order: first, is the issue a request at all — does it ask for something (a goal
+    the reporter cannot reach today, a cost they want gone, a change), or report what went wrong? Bug reports,
+    questions and CI or test reports get no type label. Then, of a request: `feature` when what it asks for does not
+    exist today in any form (its evidence must outweigh the evidence that it changes something existing), otherwise
+    `enhancement` — an improvement to something that works — with the performance label when it is about speed or
+    memory. Each check weighs signals and frames (slot classes in one sentence, `types.slots`). The decision is
     `feature`, `enhancement` or `none`."""
-    is_request, r_score, r_ev = passes(rubric.request, analysis, rubric)
+    slots = read_slots(rubric.type_slots, analysis.doc, plan=reads(rubric.type_frames))  # read once, by sentence
+    is_request, r_score, r_ev = _weigh(rubric.request, analysis, rubric, slots)
     if not is_request:
         # Most distributed issues are bug reports (the seed says so); the reason shows what weighed, if anything.
         why = (f"not a request (score {r_score:g} < {rubric.request.min_score:g}: {summarize(r_ev, 2)}), no type label"
                if r_ev else "not a request, no type label")
         return StepResult(4, TypeKind.NONE, evidence=tuple(r_ev), score=r_score, reason=f"step 4: {why}")
-    is_feature, f_score, f_ev = passes(rubric.feature, analysis, rubric)
-    e_score, e_ev = score(rubric.enhancement.signals, analysis.doc, rubric.locations)
+    is_feature, f_score, f_ev = _weigh(rubric.feature, analysis, rubric, slots)
+    _, e_score, e_ev = _weigh(rubric.enhancement, analysis, rubric, slots)
     if is_feature and f_score > e_score:
         return StepResult(4, TypeKind.FEATURE, (labels.feature,), evidence=tuple(r_ev + f_ev), score=r_score,
                           reason=f"step 4: feature request, wholly new ({summarize(f_ev, 2)}; "
                                  f"request: {summarize(r_ev, 1)})")
-    is_perf, _, p_ev = passes(rubric.performance, analysis, rubric)
+    is_perf, _, p_ev = _weigh(rubric.performance, analysis, rubric, slots)
     added = (labels.enhancement,) + ((labels.performance,) if is_perf else ())
     improves = summarize([e for e in e_ev if e.points > 0], 2) if e_score > 0 else "nothing shows it is wholly new"
     why = f"request: {summarize(r_ev, 1)}; improves what exists: {improves}"
@@ -291,6 +294,14 @@ def step4_types(analysis: Analysis, rubric: Rubric, labels: LabelSet) -> StepRes
         why += f"; performance: {summarize(p_ev, 1)}"
     return StepResult(4, TypeKind.ENHANCEMENT, added, evidence=tuple(r_ev + e_ev), score=r_score,
                       reason=f"step 4: enhancement ({why})")
+
+
+def _weigh(check: Check, analysis: Analysis, rubric: Rubric, slots) -> tuple[bool, float, list[Evidence]]:
+    """One of step 4's checks: its signals and every one of its frames that holds."""
+    total, evidence = score(check.signals, analysis.doc, rubric.locations)
+    framed, framed_ev = sum_frames(check.frames, slots, rubric.locations)
+    total, evidence = total + framed, evidence + framed_ev
+    return total >= check.min_score and total > 0, total, evidence
 
 
 # --- step 5: possibly high priority: a human must look first ----------------------------------------

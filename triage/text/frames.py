@@ -39,7 +39,7 @@ from triage.text.modifiers import Modifier, evidence_group, governed_factor, res
 from triage.text.patterns import Pattern, PatternError, compile_pattern, evidence_text
 
 __all__ = ["Frame", "SlotHits", "compile_frame", "compile_slots", "match_frame", "read_slots", "reads", "score_frames",
-           "LEAD"]
+           "sum_frames", "LEAD"]
 
 LEAD = "lead"  # the title + the description's first sentence, one unit; weighs as prose
 MAX_HITS = 2000  # matches of one slot kept per location: real issues have a handful; hostile text, thousands
@@ -71,13 +71,14 @@ def compile_slots(raw: dict[str, str], *, where: str) -> dict[str, Pattern]:
 
 
 def compile_frame(raw: dict, slots: dict[str, Pattern], *, where: str,
-                  modifiers: dict[str, Modifier] | None = None) -> Frame:
-    """A frame from its rubric entry; ValueError (one line) when it names a slot or a modifier that is not defined."""
+                  modifiers: dict[str, Modifier] | None = None, vocabulary: str = "high_priority.slots") -> Frame:
+    """A frame from its rubric entry; ValueError (one line) when it names a slot (of `vocabulary`, the rubric
+    section that holds the slots) or a modifier that is not defined."""
     needs, unless, nowhere = tuple(raw["all"]), tuple(raw.get("none", ())), tuple(raw.get("none_in_issue", ()))
     besides = tuple(raw.get("also_in_issue", ()))
     for name in needs + unless + nowhere + besides:
         if name not in slots:
-            raise ValueError(f"{where}: frame '{raw['id']}' names slot '{name}', which high_priority.slots does not define")
+            raise ValueError(f"{where}: frame '{raw['id']}' names slot '{name}', which {vocabulary} does not define")
     mind = resolve(raw.get("mind"), modifiers or {}, where=where, owner=raw["id"])
     return Frame(raw["id"], needs, unless, float(raw["weight"]), tuple(raw.get("in") or LOCATIONS), nowhere,
                  mind, besides)
@@ -288,3 +289,12 @@ def score_frames(frames: tuple[Frame, ...], hits: SlotHits,
     evidence = [e for e in (match_frame(f, hits, location_weights) for f in frames) if e is not None]
     positive = [e.points for e in evidence if e.points > 0]
     return max(positive, default=0.0) + sum(e.points for e in evidence if e.points < 0), evidence
+
+
+def sum_frames(frames: tuple[Frame, ...], hits: SlotHits,
+               location_weights: dict[str, float]) -> tuple[float, list[Evidence]]:
+    """Every frame that holds adds its points (each once, where it weighs most): step 4's frames are different
+    statements ("what we want is ...", "today we do it by hand", "nothing like this exists"), not re-readings of
+    one, so each is evidence of its own, as signals are."""
+    evidence = [e for e in (match_frame(f, hits, location_weights) for f in frames) if e is not None]
+    return sum(e.points for e in evidence), evidence

@@ -35,7 +35,7 @@ import re2
 
 from triage.text.document import LOCATIONS, Document
 from triage.text.matching import Evidence
-from triage.text.modifiers import Modifier, evidence_group, governed_factor, resolve
+from triage.text.modifiers import Modifier, evidence_group, governed_factor, resolve, sentence_ends
 from triage.text.patterns import Pattern, PatternError, compile_pattern, evidence_text
 
 __all__ = ["Frame", "SlotHits", "compile_frame", "compile_slots", "match_frame", "read_slots", "reads", "score_frames",
@@ -114,11 +114,8 @@ class SlotHits:
 
 
 def _starts(encoded: bytes) -> list[int]:
-    """Byte offsets where each sentence starts (sentence 0 starts at 0)."""
-    starts = [0]
-    for found in _BOUNDARY.regex.finditer(encoded):
-        starts.append(found.end())
-    return starts
+    """Byte offsets where each sentence starts (sentence 0 starts at 0); the scan is shared (`sentence_ends`)."""
+    return [0, *sentence_ends(encoded)]
 
 
 def _slot_sentences(pattern: Pattern, encoded: bytes, starts: list[int],

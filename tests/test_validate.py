@@ -68,7 +68,7 @@ def test_label_with_the_wrong_role_is_reported(tmp_path):
     rubric = queue / "rubric.yaml"
     edit(rubric, 'label: "oncall: export"', 'label: "module: dynamo"')
     (msg,) = problems(queue)
-    line = line_of(rubric, 'label: "module: dynamo"', last=True)  # the route's, not the topic's
+    line = line_of(rubric, '      label: "module: dynamo"')  # the route's (indented under routes:), not the topic's
     assert msg.startswith(f"{rubric}:{line}:")
     assert "route 'export' names label 'module: dynamo', which has role 'module'" in msg
 
@@ -85,7 +85,7 @@ def test_missing_template_is_reported(tmp_path):
 def test_bad_regex_is_reported_at_its_signal(tmp_path):
     queue = copy_queue(tmp_path)
     rubric = queue / "rubric.yaml"
-    edit(rubric, "{id: ca-name, match: '\\bcompiled[_ ]autograd\\b", "{id: ca-name, match: '\\bcompiled[_ autograd\\b")
+    edit(rubric, "match: '\\bcompiled[_ ]autograd\\b", "match: '\\bcompiled[_ autograd\\b")
     (msg,) = problems(queue)
     assert msg.startswith(f"{rubric}:{line_of(rubric, 'id: ca-name')}: ")
     assert "signal 'ca-name'" in msg and "RE2" in msg
@@ -99,7 +99,7 @@ def test_catastrophic_patterns_are_refused(tmp_path, pattern):
     is what `validate` reports."""
     queue = copy_queue(tmp_path)
     rubric = queue / "rubric.yaml"
-    edit(rubric, "{id: cg-name, match: '", "{id: cg-name, match: '" + pattern + "|")
+    edit(rubric, "id: cg-name\n        match: '", "id: cg-name\n        match: '" + pattern + "|")
     (msg,) = problems(queue)
     assert msg.startswith(f"{rubric}:{line_of(rubric, 'id: cg-name')}: ") and "signal 'cg-name'" in msg
 

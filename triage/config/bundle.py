@@ -106,7 +106,7 @@ def compile_sources(sources: QueueSources) -> Bundle:
         more = f" (and {len(problems) - 1} more; run `ptd-triage validate`)" if len(problems) > 1 else ""
         raise ConfigError(f"{problems[0]}{more}")
     try:
-        rubric = compile_rubric(sources.rubric.data, sources.rubric.file)
+        rubric = compile_rubric(sources.rubric.data, sources.rubric.file, checked=True)
         labels = parse_labels(sources.labels.data, sources.labels.file)
         templates = build_templates(sources.templates_dir, sources.templates,
                                     tuple(rubric.comment_templates.values()), sources.template_files)

@@ -50,6 +50,19 @@ class Check:
 
 
 @dataclass(frozen=True)
+class Declared:
+    """Step 1: the reporter's own word that no distributed code is involved ("a single process, no process group").
+    It sends the issue away unless distributed code is actually run (evidence in `locations`, a script or a
+    traceback, above `max_run_score`) or the issue is about distributed code through and through (its evidence
+    is `outweighed` times the declaration's score or more)."""
+
+    check: Check
+    max_run_score: float
+    outweighed: float
+    locations: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Criterion:
     """One of step 5's high-priority criteria (crash, silent wrong results, ...): its own evidence."""
 
@@ -117,6 +130,7 @@ class Rubric:
     words: dict = field(default_factory=dict)
     # Negation, hypothetical, attribution... (rubric `modifiers:`): signals and frames that mind them hold them.
     modifiers: dict[str, Modifier] = field(default_factory=dict)
+    declared_not_distributed: Declared | None = None  # step 1: `not_distributed.declared`
     # Step 4's slot classes (`types.slots`): the vocabulary of the request, feature and enhancement frames.
     type_slots: dict[str, Pattern] = field(default_factory=dict)
 
@@ -162,9 +176,11 @@ def _regex(source: str, path: str, what: str):
         raise RubricError(f"{path}: {what} is not a pattern RE2 can run ({exc})") from None
 
 
-def compile_rubric(data: object, path: str) -> Rubric:
+def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
+    """The rubric compiled; `checked`: the document already passed the schema (`triage.config.validate.check`
+    runs it before every load), which is then not walked a second time (the walk is most of a load's cost)."""
     data = canonical(data)  # `not_in_queue:` is `not_distributed:` (a queue's rubric need not say another's name)
-    errors = sorted(_validator().iter_errors(data), key=lambda e: list(e.absolute_path))
+    errors = [] if checked else sorted(_validator().iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:
         first = errors[0]
         raise RubricError(f"{path}: invalid rubric at {_where(first)}: {first.message}")
@@ -241,6 +257,12 @@ def compile_rubric(data: object, path: str) -> Rubric:
             counter_frames=frames(counter.get("frames", []), slots, "high_priority/counter_evidence"),
         )
 
+    def declared(raw: dict | None) -> Declared | None:
+        if not raw:
+            return None
+        return Declared(Check(float(raw["min_score"]), signals(raw["signals"], "not_distributed/declared")),
+                        float(raw["max_run_score"]), float(raw["outweighed"]), tuple(raw["in"]))
+
     topics = tuple(
         Topic(name, spec.get("label"), spec.get("route"), signals(spec["signals"], f"topics/{name}"))
         for name, spec in data["topics"].items()
@@ -294,6 +316,7 @@ def compile_rubric(data: object, path: str) -> Rubric:
         hybrid=dict(data.get("hybrid") or {}),
         words=dict(data.get("words") or {}),
         modifiers=modifiers,
+        declared_not_distributed=declared(nd.get("declared")),
         type_slots=type_slots,
     )
 

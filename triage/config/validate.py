@@ -105,14 +105,14 @@ def _frame_problems(rubric: Located, data: dict, seen: dict[str, tuple]) -> list
                     if name not in slots:
                         problems.append(_at(rubric, path + (i, key, j), f"frame '{raw['id']}' names slot '{name}', "
                                                                        f"which {section}.slots does not define"))
-            problems += _mind_problems(rubric, path + (i,), raw)
+            problems += _mind_problems(rubric, data, path + (i,), raw)
     return problems
 
 
-def _modifier_problems(rubric: Located) -> list[Problem]:
+def _modifier_problems(rubric: Located, data: dict) -> list[Problem]:
     """Each modifier's cue patterns compile under RE2."""
     problems = []
-    for name, spec in rubric.data.get("modifiers", {}).items():
+    for name, spec in (data.get("modifiers") or {}).items():
         try:
             compile_modifiers({name: spec}, where="modifiers")
         except PatternError as exc:
@@ -120,11 +120,11 @@ def _modifier_problems(rubric: Located) -> list[Problem]:
     return problems
 
 
-def _mind_problems(rubric: Located, path: tuple, raw: dict) -> list[Problem]:
-    """A signal or frame minds only modifiers `modifiers:` defines."""
-    defined = rubric.data.get("modifiers", {})
-    return [_at(rubric, path + ("mind",), f"'{raw['id']}' minds modifier '{name}', which `modifiers:` does not define")
-            for name in raw.get("mind", []) if name not in defined]
+def _mind_problems(rubric: Located, data: dict, path: tuple, raw: dict) -> list[Problem]:
+    """A signal or frame minds only modifiers `modifiers:` defines, each named at its line."""
+    defined = data.get("modifiers") or {}
+    return [_at(rubric, path + ("mind", j), f"'{raw['id']}' minds modifier '{name}', which `modifiers:` does not define")
+            for j, name in enumerate(raw.get("mind", [])) if name not in defined]
 
 
 def _part_problems(rubric: Located, data: dict) -> list[Problem]:
@@ -176,8 +176,8 @@ def _pattern_problems(rubric: Located, data: dict) -> list[Problem]:
                 compile_signal({**raw, "mind": ()}, where="/".join(map(str, path)))
             except PatternError as exc:
                 problems.append(_at(rubric, path + (i,), str(exc)))
-            problems += _mind_problems(rubric, path + (i,), raw)
-    problems += _modifier_problems(rubric)
+            problems += _mind_problems(rubric, r, path + (i,), raw)
+    problems += _modifier_problems(rubric, r)
     vocabularies, slot_problems = _slot_problems(rubric, r)
     problems += slot_problems + _frame_problems(rubric, r, seen)
     if not part_problems:  # an entry that did not expand would fail its examples for that reason alone

@@ -123,14 +123,19 @@ def step0_already_triaged(snapshot: IssueSnapshot, labels: LabelSet, rubric: Rub
 
 def step1_not_distributed(analysis: Analysis, rubric: Rubric, labels: LabelSet, template: str) -> StepResult:
     """Not in the queue only when a known trap matches AND the queue's evidence is weak: a wrong 'not in the
-    queue' sends a real bug away, so both must hold. The reasons use the queue's words (`rubric.words`)."""
+    queue' sends a real bug away, so both must hold. The reporter's own word that no distributed code is involved
+    (`not_distributed.declared`) is such a trap, weighed against the distributed code actually run (a script or a
+    traceback), not against names dropped in the text. The reasons use the queue's words (`rubric.words`)."""
     words = queue_words(rubric.words, labels.queue_label)
     trapped, trap_score, trap_evidence = passes(rubric.not_distributed, analysis, rubric)
-    dist = analysis.distributed_score
-    if trapped:
+    declared = rubric.declared_not_distributed
+    said, said_score, said_evidence = passes(declared.check, analysis, rubric) if declared else (False, 0.0, [])
+    dist, rest = analysis.distributed_score, analysis
+    if trapped or said:
         # What the trap itself matched is not the queue's evidence: `undefined symbol: ncclX` at
         # `import torch` names NCCL, yet it is a packaging problem. Score again without it.
-        dist = score_topics(analysis.doc.without([e.text for e in trap_evidence]), rubric).distributed_score
+        rest = score_topics(analysis.doc.without([e.text for e in trap_evidence + said_evidence]), rubric)
+        dist = rest.distributed_score
     if trapped and dist <= rubric.max_distributed_score:
         return StepResult(
             1, Distributed.NO, (labels.review, labels.marker), comment=template, stop=True,
@@ -138,14 +143,29 @@ def step1_not_distributed(analysis: Analysis, rubric: Rubric, labels: LabelSet, 
             reason=(f"step 1: {words.not_in_queue} — trap score {trap_score:g} ({summarize(trap_evidence, 2)}), "
                     f"{words.queue} evidence only {dist:g}"),
         )
-    if trapped:
-        return StepResult(1, Distributed.YES, evidence=tuple(trap_evidence), score=dist,
-                          reason=f"step 1: a '{words.not_in_queue}' trap matched ({summarize(trap_evidence, 1)}) "
+    run = _evidence_in(rest, declared.locations) if declared else 0.0
+    if said and run <= declared.max_run_score and dist < declared.outweighed * said_score:  # type: ignore[union-attr]
+        return StepResult(
+            1, Distributed.NO, (labels.review, labels.marker), comment=template, stop=True,
+            evidence=tuple(said_evidence), score=said_score,
+            reason=(f"step 1: {words.not_in_queue} — the reporter says so ({summarize(said_evidence, 2)}); "
+                    f"{words.queue} code run only {run:g}, evidence {dist:g}"),
+        )
+    if trapped or said:
+        found = trap_evidence or said_evidence
+        return StepResult(1, Distributed.YES, evidence=tuple(found), score=dist,
+                          reason=f"step 1: a '{words.not_in_queue}' trap matched ({summarize(found, 1)}) "
                                  f"but {words.queue} evidence is {dist:g}")
     if dist <= 0:
         return StepResult(1, Distributed.YES, score=dist,
                           reason="step 1: no evidence either way; kept in the queue (only a matched trap sends an issue away)")
     return StepResult(1, Distributed.YES, score=dist, reason=f"step 1: {words.queue} (evidence {dist:g})")
+
+
+def _evidence_in(analysis: Analysis, locations: tuple[str, ...]) -> float:
+    """The queue's positive evidence found in the given locations (e.g. code actually run: a script, a traceback)."""
+    return sum(e.points for found in analysis.topic_evidence.values() for e in found
+               if e.points > 0 and e.location in locations)
 
 
 # --- step 2: route to one sub-oncall ---------------------------------------------------------------

@@ -35,7 +35,7 @@ import re2
 
 from triage.text.document import LOCATIONS, Document
 from triage.text.matching import Evidence
-from triage.text.modifiers import Modifier, governed_factor, resolve
+from triage.text.modifiers import Modifier, evidence_group, governed_factor, resolve, sentence_ends
 from triage.text.patterns import Pattern, PatternError, compile_pattern, evidence_text
 
 __all__ = ["Frame", "SlotHits", "compile_frame", "compile_slots", "match_frame", "read_slots", "reads", "score_frames",
@@ -113,14 +113,9 @@ class SlotHits:
         return any(slot in found for found in self.hits.values())
 
 
-@lru_cache(maxsize=16)
-def _starts(encoded: bytes) -> tuple[int, ...]:
-    """Byte offsets where each sentence starts (sentence 0 starts at 0). Kept for the few texts read last: step 4
-    and step 5 read their own slots in the same texts, and a text of 65,536 newlines has 65,536 sentences."""
-    starts = [0]
-    for found in _BOUNDARY.regex.finditer(encoded):
-        starts.append(found.end())
-    return tuple(starts)
+def _starts(encoded: bytes) -> list[int]:
+    """Byte offsets where each sentence starts (sentence 0 starts at 0); the scan is shared (`sentence_ends`)."""
+    return [0, *sentence_ends(encoded)]
 
 
 def _slot_sentences(pattern: Pattern, encoded: bytes, starts,
@@ -129,7 +124,9 @@ def _slot_sentences(pattern: Pattern, encoded: bytes, starts,
     for count, found in enumerate(pattern.regex.finditer(encoded)):
         if count >= MAX_HITS:
             break
-        sentence = bisect_right(starts, found.start()) - 1
+        # The sentence of the slot's own words: a boundary character the pattern consumes before them (the space
+        # after "model." in "model. torch 2.7.1") belongs to the sentence before.
+        sentence = bisect_right(starts, found.start(evidence_group(found))) - 1
         if sentence not in out:
             out[sentence] = found  # decoded only if quoted as evidence
         elif more is not None:

@@ -226,3 +226,45 @@ def test_performance_goes_beside_an_enhancement_about_speed_or_memory_only():
                    "One slow link makes the whole ring slow. Nothing in torchrun measures the links before training "
                    "starts; we want the agent to probe them and name the slow node.")
     assert "feature" in new.add_labels and PERF not in new.add_labels, new.step(4).reason
+
+
+# --- the vocabulary is checked like step 5's: its own slots, examples run, names known --------------------------
+
+
+def _storage_with_step4_frames(tmp_path, frame: dict, slots: dict):
+    """The storage example queue with a step-4 vocabulary and one request frame (tests/test_rubric_machinery.py's
+    copy-and-edit helper, over `types:` instead of `high_priority:`)."""
+    from test_rubric_machinery import queue_with
+
+    def mutate(data):
+        data["types"].setdefault("slots", {}).update(slots)
+        data["types"]["request"].setdefault("frames", []).append(frame)
+    return queue_with(tmp_path, mutate)
+
+
+WANTED = {"wanted": {"match": r"\b(what we want is)\b",
+                     "examples": {"match": ["what we want is a store"], "not": ["we want to train"]}}}
+
+
+def test_a_step4_frame_reads_step4s_slots_and_an_unknown_one_is_named_at_its_line(tmp_path):
+    from test_rubric_machinery import line_of, problems
+
+    queue = _storage_with_step4_frames(tmp_path, {"id": "req-wanted", "all": ["wanted"], "none": ["faild"],
+                                                  "weight": 3}, WANTED)
+    rubric = queue / "rubric.yaml"
+    (msg,) = problems(queue)
+    assert msg == (f"{rubric}:{line_of(rubric, '- faild')}: frame 'req-wanted' names slot 'faild', "
+                   "which types.slots does not define")
+
+
+def test_a_broken_step4_example_fails_validate(tmp_path):
+    from test_rubric_machinery import problems
+
+    ok = _storage_with_step4_frames(tmp_path / "ok", {"id": "req-wanted", "all": ["wanted"], "weight": 3,
+                                                      "examples": {"match": ["What we want is a store."]}}, WANTED)
+    assert problems(ok) == []
+    drifted = {"wanted": {**WANTED["wanted"], "examples": {"match": ["what we are after is a store"]}}}
+    broken = _storage_with_step4_frames(tmp_path / "broken", {"id": "req-wanted", "all": ["wanted"], "weight": 3},
+                                        drifted)
+    (msg,) = problems(broken)
+    assert "slot 'wanted' does not match its example 'what we are after is a store'" in msg

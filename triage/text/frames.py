@@ -43,6 +43,7 @@ __all__ = ["Frame", "SlotHits", "compile_frame", "compile_slots", "match_frame",
 
 LEAD = "lead"  # the title + the description's first sentence, one unit; weighs as prose
 MAX_HITS = 2000  # matches of one slot kept per location: real issues have a handful; hostile text, thousands
+SCREEN_FROM = 256  # bytes: on a shorter text (a title, an example) one RE2 set pass costs more than it saves
 
 _BOUNDARY = compile_pattern(r"[.!?]+(?:\s|$)|\n")
 
@@ -176,7 +177,7 @@ def read_slots(slots: dict[str, Pattern], doc: Document, locations=LOCATIONS,
     for location, encoded, folded in units:
         starts = [0] if location == LEAD else _starts(encoded)
         found = {}
-        present = screen(encoded)
+        present = screen(encoded) if len(encoded) > SCREEN_FROM else None  # a short text: the literals decide
         for name, pattern in slots.items():
             if plan is not None and not _wanted(plan[name], location):
                 continue

@@ -18,6 +18,7 @@ from triage.config.words import canonical
 
 from triage.text.frames import Frame, compile_frame, compile_slots
 from triage.text.matching import PatternError, Signal, compile_pattern, compile_signal
+from triage.text.modifiers import Modifier, compile_modifiers
 from triage.text.patterns import Pattern
 
 DEFAULT_COMMAND = "/ptd-retriage"
@@ -38,10 +39,25 @@ class Topic:
 
 @dataclass(frozen=True)
 class Check:
-    """A yes/no decision: the signals' total must reach `min_score`."""
+    """A yes/no decision: the signals' total (plus, for step 4's checks, every frame that holds) must reach
+    `min_score`."""
 
     min_score: float
     signals: tuple[Signal, ...]
+    frames: tuple[Frame, ...] = ()  # step 4: frames over `Rubric.type_slots`
+
+
+@dataclass(frozen=True)
+class Declared:
+    """Step 1: the reporter's own word that no distributed code is involved ("a single process, no process group").
+    It sends the issue away unless distributed code is actually run (evidence in `locations`, a script or a
+    traceback, above `max_run_score`) or the issue is about distributed code through and through (its evidence
+    is `outweighed` times the declaration's score or more)."""
+
+    check: Check
+    max_run_score: float
+    outweighed: float
+    locations: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -110,6 +126,15 @@ class Rubric:
     hybrid: dict = field(default_factory=dict)
     # What reports call step 1's decisions (rubric `words:`; `triage.config.words.queue_words` fills the gaps).
     words: dict = field(default_factory=dict)
+    # Negation, hypothetical, attribution... (rubric `modifiers:`): signals and frames that mind them hold them.
+    modifiers: dict[str, Modifier] = field(default_factory=dict)
+    declared_not_distributed: Declared | None = None  # step 1: `not_distributed.declared`
+    # Step 4's slot classes (`types.slots`): the vocabulary of the request, feature and enhancement frames.
+    type_slots: dict[str, Pattern] = field(default_factory=dict)
+
+    @property
+    def type_frames(self) -> tuple[Frame, ...]:
+        return self.request.frames + self.feature.frames + self.enhancement.frames + self.performance.frames
 
     def route_label(self, route: str) -> str | None:
         return self.routes[route].label
@@ -171,6 +196,10 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
         where, message = part_problems[0]
         raise RubricError(f"{path}: {'/'.join(map(str, where))}: {message}")
     seen: set[str] = set()
+    try:
+        modifiers = compile_modifiers(data.get("modifiers"), where=f"{path}: modifiers")
+    except PatternError as exc:
+        raise RubricError(str(exc)) from None
 
     def signals(raw: list[dict], where: str) -> tuple[Signal, ...]:
         out = []
@@ -179,7 +208,7 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
                 raise RubricError(f"{path}: signal id '{item['id']}' is used twice (ids must be unique)")
             seen.add(item["id"])
             try:
-                out.append(compile_signal(item, where=f"{path}: {where}"))
+                out.append(compile_signal(item, where=f"{path}: {where}", modifiers=modifiers))
             except ValueError as exc:
                 raise RubricError(str(exc)) from None
         return tuple(out)
@@ -187,17 +216,31 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
     def check(raw: dict, where: str) -> Check:
         return Check(float(raw["min_score"]), signals(raw["signals"], where))
 
-    def frames(raw: list[dict], slots: dict, where: str) -> tuple[Frame, ...]:
+    def frames(raw: list[dict], slots: dict, where: str, vocabulary: str = "high_priority.slots") -> tuple[Frame, ...]:
         out = []
         for item in raw:
             if item["id"] in seen:
                 raise RubricError(f"{path}: signal id '{item['id']}' is used twice (ids must be unique)")
             seen.add(item["id"])
             try:
-                out.append(compile_frame(item, slots, where=f"{path}: {where}"))
+                out.append(compile_frame(item, slots, where=f"{path}: {where}", modifiers=modifiers,
+                                         vocabulary=vocabulary))
             except ValueError as exc:
                 raise RubricError(str(exc)) from None
         return tuple(out)
+
+    def type_checks(raw: dict) -> tuple[dict[str, Pattern], dict[str, Check]]:
+        try:
+            slots = compile_slots({name: slot_pattern(spec) for name, spec in raw.get("slots", {}).items()},
+                                  where=f"{path}: types/slots")
+        except PatternError as exc:
+            raise RubricError(str(exc)) from None
+        checks = {}
+        for name in ("request", "feature", "enhancement", "performance"):
+            where = f"types/{name}"
+            checks[name] = Check(float(raw[name]["min_score"]), signals(raw[name].get("signals", []), where),
+                                 frames(raw[name].get("frames", []), slots, where, "types.slots"))
+        return slots, checks
 
     def high_priority(raw: dict) -> HighPriority:
         counter = raw.get("counter_evidence", {})
@@ -220,6 +263,12 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
             counter_frames=frames(counter.get("frames", []), slots, "high_priority/counter_evidence"),
         )
 
+    def declared(raw: dict | None) -> Declared | None:
+        if not raw:
+            return None
+        return Declared(Check(float(raw["min_score"]), signals(raw["signals"], "not_distributed/declared")),
+                        float(raw["max_run_score"]), float(raw["outweighed"]), tuple(raw["in"]))
+
     topics = tuple(
         Topic(name, spec.get("label"), spec.get("route"), signals(spec["signals"], f"topics/{name}"))
         for name, spec in data["topics"].items()
@@ -239,6 +288,7 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
     mods = data["modules"]
     if mods["medium"] > mods["high"]:
         raise RubricError(f"{path}: modules.medium must not exceed modules.high")
+    type_slots, types = type_checks(data["types"])
     problem = route_problem(data)
     if problem:
         raise RubricError(f"{path}: {problem[1]}")
@@ -261,16 +311,19 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
         module_high=float(mods["high"]),
         module_medium=float(mods["medium"]),
         module_min_share=float(mods["min_share"]),
-        request=check(data["types"]["request"], "types/request"),
-        feature=check(data["types"]["feature"], "types/feature"),
-        enhancement=check(data["types"]["enhancement"], "types/enhancement"),
-        performance=check(data["types"]["performance"], "types/performance"),
+        request=types["request"],
+        feature=types["feature"],
+        enhancement=types["enhancement"],
+        performance=types["performance"],
         high_priority=high_priority(data["high_priority"]),
         reproduction=check(data["reproduction"], "reproduction"),
         comment_templates={**DEFAULT_COMMENT_TEMPLATES, **data.get("comments", {})},
         command=data.get("command", DEFAULT_COMMAND),
         hybrid=dict(data.get("hybrid") or {}),
         words=dict(data.get("words") or {}),
+        modifiers=modifiers,
+        declared_not_distributed=declared(nd.get("declared")),
+        type_slots=type_slots,
     )
 
 

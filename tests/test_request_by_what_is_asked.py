@@ -95,6 +95,21 @@ ASKED_WITHOUT_STOCK_WORDS = {
         "We wrote our own validator that hashes every shard before save and after load; it lives outside DCP and "
         "cannot tell which byte range is bad. We would be glad to upstream it if the design fits.",
         FEATURE),
+    "user-story": (
+        "Per-job isolation of the c10d store",
+        "As a platform team running many jobs on shared nodes, we need each job's store to reject clients of other "
+        "jobs. Any process that knows the port can read and write keys.",
+        ENHANCEMENT),
+    "new-thing-by-what-it-would-do": (
+        "Gradient clipping across a 2-D mesh",
+        "clip_grad_norm_ on a model sharded over dp and tp computes the norm per mesh; we compute the total by hand "
+        "with two all_reduces. A helper in torch.distributed that does it for any mesh would remove that code.",
+        FEATURE),
+    "wish-to-have": (
+        "Rank-ordered results from all_gather_object after a restart",
+        "It would be great to have a mode where all_gather_object returns results in rank order even when ranks "
+        "join in another order after an elastic restart.",
+        ENHANCEMENT),
 }
 
 # name -> (title, body): reports that borrow a request's words; step 4 adds no type label.
@@ -119,6 +134,12 @@ REPORTS_WITH_REQUEST_WORDS = {
         "reduce_scatter_tensor returns the wrong chunk on rank 1",
         "Expected behavior: rank 1 gets elements 4..7. Instead it gets 0..3.\n\n"
         + fenced("dist.reduce_scatter_tensor(out, inp)\nprint(rank, out)")),
+    "slower-than-the-previous-version": (
+        "all_to_all_single is 3x slower in 2.9 than in 2.8",
+        "Same script, same cluster: 12 ms per call on 2.8, 36 ms on 2.9. Nothing else changed."),
+    "would-be-nice-to-understand": (
+        "NCCL watchdog timeout after 30 minutes in all_reduce on 8 nodes",
+        "The job hangs at step 1200, then the watchdog kills it. It would be nice to understand why. Logs attached."),
     "usage-question": (
         "How do I load a DCP checkpoint into a model on fewer GPUs?",
         "I saved on 16 GPUs and want to evaluate on 2. Is there an example somewhere?"),

@@ -11,7 +11,7 @@ what it would send is measured exactly. Per dataset and per fixed half (`triage.
   step 5 (goal >= 0.95: the gate must not hide a high-priority issue from the model);
 - rubric hp recall (all, and over the key's `sure: high` lines) and false flags, for reference.
 Goals: step 5 seen >= 0.95 (issue 17); asked <= 0.60 (issue 28: every issue the rubric flags, every request it
-finds and every bug report with a failure cue is asked; measured dev 0.679, dev2 0.583).
+finds and every bug report with a failure cue is asked; measured dev 0.679, dev2 0.601).
 
 Imports: the standard library and the project (`triage`). Nothing here is imported by the package or the tests.
 """

@@ -329,6 +329,8 @@ def bench_runs(work: Path, repeats: int, *, with_install: bool) -> dict:
             timed(["uv", "venv", "--quiet", "--python", base_python(), str(venv)], env)
             timed(["uv", "pip", "install", "--quiet", "--compile-bytecode", "--python", str(venv_python(venv)),
                    str(action)], env)
+            timed([str(venv_python(venv)), "-P", "-m", "triage.config.precompile"],  # as action.yml does
+                  {k: v for k, v in env.items() if k != "PTD_TRIAGE_CACHE"})
             build_s, build_cpu = clock.stop()
             clock = Clock()
             pack(venv, archive)
@@ -583,6 +585,18 @@ def markdown(info: dict, installs: list[dict] | None, runs: dict | None, sweeps:
     return "\n".join(lines)
 
 
+def kept_sections(results: Path) -> str:
+    """What other benches wrote into results.md between their markers (bench/startup.py's and bench/shadow.py's
+    sections), kept."""
+    text = results.read_text(encoding="utf-8") if results.exists() else ""
+    kept = []
+    for name in ("startup", "shadow"):
+        start, end = f"<!-- {name} -->", f"<!-- /{name} -->"
+        if start in text and end in text:
+            kept.append(text[text.index(start):text.index(end) + len(end)])
+    return "".join("\n\n" + section for section in kept)
+
+
 def md_cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
@@ -615,11 +629,7 @@ def main(argv: list[str] | None = None) -> int:
     info["load_end"] = "/".join(f"{x:.1f}" for x in os.getloadavg())
     report = markdown(info, installs, runs, sweeps)
     print(report)
-    out = Path(args.out)
-    kept = out.read_text(encoding="utf-8") if out.exists() else ""
-    if "<!-- shadow -->" in kept and "<!-- /shadow -->" in kept:  # bench/shadow.py's section: not ours to drop
-        report += "\n\n" + kept[kept.index("<!-- shadow -->"):kept.index("<!-- /shadow -->") + len("<!-- /shadow -->")]
-    out.write_text(report + "\n", encoding="utf-8")
+    Path(args.out).write_text(report + kept_sections(Path(args.out)) + "\n", encoding="utf-8")
     return 0
 
 

@@ -79,6 +79,9 @@ def distributed_dev() -> str:
     def ff(part: dict) -> str:
         return _r(part["high_priority"]["false_flag_rate"])
 
+    def sure(part: dict) -> str:
+        return _r(part["high_priority"]["sure"]["recall"])
+
     rq = k["all"]["requests"]
     nr = k["all"]["non_requests"]
     rows = [
@@ -94,6 +97,8 @@ def distributed_dev() -> str:
         "| **against the procedure answer key** | | | |",
         f"| high-priority recall | {hp(k['all'])} ({k['all']['high_priority']['flagged']}/"
         f"{k['all']['high_priority']['key']}) | {hp(k['A'])} | {hp(k['B'])} |",
+        f"| high-priority recall, the key's sure ones | {sure(k['all'])} ({k['all']['high_priority']['sure']['flagged']}/"
+        f"{k['all']['high_priority']['sure']['key']}) | {sure(k['A'])} | {sure(k['B'])} |",
         f"| high-priority false flags | {ff(k['all'])} ({k['all']['high_priority']['false_flags']}/"
         f"{k['all']['high_priority']['others']}) | {ff(k['A'])} | {ff(k['B'])} |",
         f"| requests given the right type | {_r(rq['right_type_rate'])} ({rq['right_type']}/{rq['key']}) | "

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How many dev records each rubric rule fires on, and which rules fire on exactly one.
 
-A rule (a signal anywhere in the rubric, or a step-5 frame) that matches exactly one record of the sets a queue
+A rule (a signal anywhere in the rubric, or a frame of step 4 or step 5) that matches exactly one record of the sets a queue
 is tuned on is the mark of a rule fitted to that record, which held-out issues punish (issue 17: "no rule may
 fire on one dev record only"). A rule that fires on no dev record is general vocabulary, one that fires on two or
 more is evidence of a pattern; both are fine.
@@ -56,14 +56,15 @@ class Rule:
     id: str
     where: str  # the rubric section, e.g. "topics/fsdp" or "high_priority/criteria/hang (frame)"
     rule: Signal | Frame
+    vocabulary: str = "high_priority"  # a frame's slots: step 5's (`high_priority.slots`) or step 4's (`types.slots`)
 
 
 def rubric_rules(rubric: Rubric) -> list[Rule]:
     """Every signal and frame of the rubric, with the section it sits in."""
     out: list[Rule] = []
 
-    def add(signals: Iterable[Signal | Frame], where: str) -> None:
-        out.extend(Rule(s.id, where, s) for s in signals)
+    def add(signals: Iterable[Signal | Frame], where: str, vocabulary: str = "high_priority") -> None:
+        out.extend(Rule(s.id, where, s, vocabulary) for s in signals)
 
     for topic in rubric.topics:
         add(topic.signals, f"topics/{topic.name}")
@@ -72,6 +73,7 @@ def rubric_rules(rubric: Rubric) -> list[Rule]:
     add(rubric.not_distributed.signals, "not_distributed")
     for name in ("request", "feature", "enhancement", "performance"):
         add(getattr(rubric, name).signals, f"types/{name}")
+        add(getattr(rubric, name).frames, f"types/{name} (frame)", "types")
     add(rubric.reproduction.signals, "reproduction")
     hp = rubric.high_priority
     for criterion in hp.criteria:
@@ -89,19 +91,22 @@ def fires(rule: Signal | Frame, doc: Document, slots: Callable[[], SlotHits]) ->
     return bool(match_signal(rule, doc, EVERYWHERE))
 
 
-def support(rules: list[Rule], docs: Iterable[Document], slot_patterns: dict[str, Pattern]) -> dict[str, int]:
-    """Rule id -> how many of the documents it fires on (each document counts once per rule)."""
+def support(rules: list[Rule], docs: Iterable[Document], slot_patterns: dict[str, Pattern],
+            type_slot_patterns: dict[str, Pattern] | None = None) -> dict[str, int]:
+    """Rule id -> how many of the documents it fires on (each document counts once per rule). Frames read the
+    slots of their own section: step 5's (`slot_patterns`) or step 4's (`type_slot_patterns`)."""
+    vocabularies = {"high_priority": slot_patterns, "types": type_slot_patterns or {}}
     counts = {rule.id: 0 for rule in rules}
     for doc in docs:
-        read: list[SlotHits] = []
+        read: dict[str, SlotHits] = {}
 
-        def slots() -> SlotHits:
-            if not read:
-                read.append(read_slots(slot_patterns, doc))  # every slot, every location
-            return read[0]
+        def slots(vocabulary: str) -> SlotHits:
+            if vocabulary not in read:
+                read[vocabulary] = read_slots(vocabularies[vocabulary], doc)  # every slot, every location
+            return read[vocabulary]
 
         for rule in rules:
-            if fires(rule.rule, doc, slots):
+            if fires(rule.rule, doc, lambda: slots(rule.vocabulary)):
                 counts[rule.id] += 1
     return counts
 
@@ -141,7 +146,8 @@ def measure(queue: str, datasets: Iterable[Path]) -> Report:
     bundle = load_bundle(queue=Path(queue) if "/" in queue or Path(queue).is_dir() else queue)
     docs = queue_documents(bundle, datasets)
     rules = rubric_rules(bundle.rubric)
-    return Report(queue, len(docs), rules, support(rules, docs, bundle.rubric.high_priority.slots))
+    return Report(queue, len(docs), rules,
+                  support(rules, docs, bundle.rubric.high_priority.slots, bundle.rubric.type_slots))
 
 
 def shared_eval() -> Path:

@@ -338,6 +338,9 @@ def test_the_composite_builds_once_then_restores_and_triages(tmp_path, fake_gith
     for heavy in ("actions-toolkit", "pygithub", "cryptography", "pynacl", "botocore"):
         assert f"'{heavy}'" not in listed, heavy
     assert "'jinja2'" in listed and "'ptd-triage'" in listed
+    # The bundled queues were compiled into the environment when it was built (triage.config.compiled), so the
+    # restored one starts warm: one compiled form per bundled queue.
+    assert len(list((venv_python.parent.parent / "ptd-triage-cache").glob("queue-*.json"))) == 2
 
 
 def test_a_restored_environment_that_does_not_work_is_built_again(tmp_path, fake_github):
@@ -372,6 +375,7 @@ def test_dockerfile_installs_the_package_and_runs_the_same_entrypoint():
     assert re.search(r"^FROM python:3\.11", dockerfile, re.M)
     assert re.search(r"^COPY .*entrypoint\.py", dockerfile, re.M) and re.search(r"^COPY triage ", dockerfile, re.M)
     assert re.search(r"^RUN python -m pip install .*/action$", dockerfile, re.M)
+    assert re.search(r"^RUN python -P -m triage.config.precompile$", dockerfile, re.M)  # the queues compiled once
     assert re.search(r'^ENTRYPOINT \["python", "/action/entrypoint.py"\]$', dockerfile, re.M)
     # Everything pyproject's wheel build force-includes must be copied into the image.
     for needed in ("queues", "README.md", "pyproject.toml"):

@@ -172,3 +172,18 @@ def test_a_missing_token_says_what_the_command_needs_it_for(args, says):
     proc = cli(*args, env={"GITHUB_TOKEN": "", "GH_TOKEN": "", "INPUT_GITHUB-TOKEN": ""})
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == 2 and len(lines) == 1 and says in lines[0], proc.stderr
+
+
+def test_a_subcommand_imports_only_its_own_module():
+    """Start-up (issue 27): `ptd-triage plan` builds only its own parser, so it does not import what `eval` and
+    `replay` measure with; `--help` and an unknown command still see every subcommand."""
+    probe = ("import sys; from triage.cli.main import main; code = main(sys.argv[1:]); "
+             "print(sorted(m for m in sys.modules if m.startswith(('triage.evaluation', 'triage.cli.commands'))))")
+    proc = subprocess.run([sys.executable, "-c", probe, "plan", ISSUE], capture_output=True, text=True, cwd=ROOT,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "['triage.cli.commands', 'triage.cli.commands.plan']"
+    listed = cli("--help").stdout
+    assert all(name in listed for name in ("plan", "eval", "replay", "sweep", "validate", "labels"))
+    unknown = cli("plna", ISSUE)
+    assert unknown.returncode == 2 and "invalid choice: 'plna'" in unknown.stderr and "eval" in unknown.stderr

@@ -125,6 +125,41 @@ def test_opened_without_the_queue_label_is_ignored(fake_github, tmp_path):
     assert run.requests == [] and run.outputs["outcome"] == "ignored"
 
 
+def _bad_config(fake) -> dict[str, str]:
+    """A `config` input naming a repository file that cannot load: a run that reads it fails."""
+    fake.add_file(REPO, ".github/ptd-triage.yml", "extends: [not, a, name]\n")
+    return {"config": ".github/ptd-triage.yml"}
+
+
+@pytest.mark.parametrize("case", ["another label", "opened outside the queue", "command outside the queue"])
+def test_an_event_the_inputs_already_rule_out_loads_no_queue(fake_github, tmp_path, case):
+    """Issue 27: with the queue label named by the input (action.yml's default), an event that is not for us is
+    answered from the payload alone, before any queue is loaded or read: here the `config` input names a file
+    that would fail the run, and it is never read."""
+    from actionrun import comment_payload
+
+    seed_issue(fake_github, 17, NOT_DISTRIBUTED, labels=("bug",))
+    if case == "another label":
+        event, payload = "issues", issues_payload(fake_github, 17, "labeled", label="bug")
+    elif case == "opened outside the queue":
+        event, payload = "issues", issues_payload(fake_github, 17, "opened")
+    else:
+        comment = fake_github.add_comment(REPO, 17, "/ptd-retriage", author="maint")
+        event, payload = "issue_comment", comment_payload(fake_github, 17, comment)
+    run = _ok(run_action(fake_github, tmp_path, event, payload, inputs=_bad_config(fake_github)))
+    assert run.requests == [] and run.outputs["outcome"] == "ignored"
+    assert "queue label" in run.stdout
+
+
+def test_without_the_queue_label_input_the_configuration_decides(fake_github, tmp_path):
+    """The control: with the input emptied, only the configuration knows the queue label, so it is read (and here
+    it fails the run)."""
+    seed_issue(fake_github, 18, NOT_DISTRIBUTED, labels=("bug",))
+    payload = issues_payload(fake_github, 18, "opened")
+    run = run_action(fake_github, tmp_path, "issues", payload, inputs={**_bad_config(fake_github), "queue-label": ""})
+    assert run.returncode == 1 and any("/contents/" in call for call in run.calls())
+
+
 def test_an_issues_action_we_do_not_act_on_exits_zero(fake_github, tmp_path):
     seed_issue(fake_github, 15, FSDP_WITH_REPRO)
     payload = issues_payload(fake_github, 15, "opened")

@@ -432,3 +432,32 @@ def test_routing_in_the_queue_leaves_out_what_the_key_reads_as_not_in_the_queue(
     assert evaluate([routed, wrong, left], SCORING)["routing"]["accuracy"] == pytest.approx(1 / 3)
     no_reading = [(c, dataclasses.replace(e, not_distributed=None)) for c, e in pairs]
     assert "routing_in_queue" not in evaluate_key(no_reading, SCORING)
+
+
+def test_recall_over_the_keys_sure_ones_and_step_1_against_the_key():
+    """Recall is also counted over the key's `sure: high` high-priority issues alone; a key that reads step 1
+    counts its not-distributed issues sent away and its in-queue issues wrongly sent away, each a listed miss."""
+    from triage.evaluation.answer_key import KeyEntry
+    from triage.evaluation.key_figures import evaluate_key, key_misses
+
+    def entry(cid, hp=False, sure="medium", nd=False):
+        return KeyEntry(cid, "bug", False, hp, "crash" if hp else None, sure, nd)
+
+    pairs = [
+        (hp_case("s/s#1", [INF, REVIEW], 5), entry("s/s#1", hp=True, sure="high")),
+        (hp_case("s/s#2", [INF, MARK], 0), entry("s/s#2", hp=True, sure="high")),
+        (hp_case("s/s#3", [INF, REVIEW], 5), entry("s/s#3", hp=True, sure="low")),
+        (case(gold(None), [REVIEW, MARK], outcome="not_distributed", cid="s/s#4"), entry("s/s#4", nd=True)),
+        (case(gold(None), [PAR, MARK], outcome="classified", cid="s/s#5"), entry("s/s#5", nd=True)),
+        (case(gold("infra"), [REVIEW, MARK], outcome="not_distributed", cid="s/s#6"), entry("s/s#6")),
+        (case(gold("infra"), [INF, MARK], outcome="routed", cid="s/s#7"), entry("s/s#7")),
+    ]
+    f = evaluate_key(pairs, SCORING)
+    assert f["high_priority"]["recall"] == pytest.approx(2 / 3)
+    assert f["high_priority"]["sure"] == {"key": 2, "flagged": 1, "recall": 0.5}
+    assert f["not_in_queue"] == {"key": 2, "sent_away": 1, "rate": 0.5,
+                                 "in_queue": 5, "wrongly_sent_away": 1, "wrongly_rate": 0.2}
+    kinds = [(m.kind, m.id) for m in key_misses(pairs, SCORING) if m.kind.startswith("key_") and "hp" not in m.kind]
+    assert kinds == [("key_kept_not_distributed", "s/s#5"), ("key_sent_away", "s/s#6")]
+    no_reading = [(c, dataclasses.replace(e, not_distributed=None)) for c, e in pairs]
+    assert "not_in_queue" not in evaluate_key(no_reading, SCORING)

@@ -182,8 +182,6 @@ def test_high_priority_still_routes_and_classifies():
 ONE_RECORD_JUSTIFIED = {
     "req-vs-question": "the procedure: a question gets no type label; the dev set has one question-titled issue",
     "hp-vs-question": "the procedure: a question is not high priority (it costs recall on that one dev record)",
-    "req-ask-outright": "step 4 by what is asked: the reporter asks outright (please add, I propose; 3 more in dev2)",
-    "feature-absent": "the procedure's definition of a feature stated outright: there is no way to do it today",
 }
 
 

@@ -1,6 +1,6 @@
 """The hybrid planner asks the model where the rubric is not sure, on every issue the rubric flags and every request
 it finds (issue 28): on PyTorch's dev queue, with a stand-in model over real loopback HTTP, at most 70% of issues
-cost a model call (measured: 108 of 159, 0.679; dev2 0.583, bench/hybrid_gate.py), every model plan still passes
+cost a model call (measured: 108 of 159, 0.679; dev2 0.601, bench/hybrid_gate.py), every model plan still passes
 the policy, and an issue the rubric is sure of costs nothing. Skips without ../shared (a user's clone has no dev
 set)."""
 from __future__ import annotations

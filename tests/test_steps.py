@@ -268,7 +268,8 @@ def test_step3_existing_module_label_counts_as_evidence():
 def test_step4_bug_report_gets_no_type_label():
     plan = plan_for(FSDP_NAN[0], FSDP_NAN[1] + "\n" + REPRO_SCRIPT)
     assert not {"feature", "enhancement", "module: performance"} & set(plan.add_labels)
-    assert any(r == "step 4: not a request, no type label" for r in plan.reasons)
+    # Not a request; what weighed against one (the failure it reports) may be quoted.
+    assert plan.step(4).decision == "none" and plan.step(4).reason.startswith("step 4: not a request")
 
 
 def test_step4_feature_request():

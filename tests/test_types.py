@@ -117,8 +117,8 @@ def test_regression_in_rfc_prose_is_an_enhancement_not_a_flag():
 
 
 def test_bug_report_reason_is_plain():
-    plan = plan_for("FSDP mixed precision gives nan loss", "The loss becomes nan after a few steps with bf16.")
-    assert plan.step(4).reason == "step 4: not a request, no type label"
+    plan = plan_for("FSDP mixed precision with bf16 on 8 GPUs", "Loss curve attached, bf16 params and fp32 reduce.")
+    assert plan.step(4).reason == "step 4: not a request, no type label"  # nothing weighed either way
     reported = plan_for(*NOT_REQUESTS["bug-report"])
     assert reported.step(4).reason.startswith("step 4: not a request (score ")  # what weighed is shown
     assert "req-vs-" in reported.step(4).reason

@@ -7,17 +7,18 @@
   file is hostile input (anyone who can edit it between the jobs): it supplies proposals and nothing else. Every
   permission comes from GitHub and the apply run itself (issue 20): the run routes its OWN event as a triage run
   would (the queue label, the command and its author's role, the dispatch inputs), so it touches only that
-  event's issue and forces only when its own event or inputs do; a sweep event applies the saved plans with the
-  sweep's own rules (in the queue, open, not processed, not waiting for a person, not updated in the last
-  minutes). Each issue is read again and the policy checks the proposal against it as it is now; a plan made
-  before the issue last changed (its `updated_at` differs from the one the plan job read) is dropped, with a
+  event's issue and forces only when its own event or inputs do; a sweep event is the sweep itself over the saved
+  plans' issues (triage.service.sweep), with its rules (in the queue, open, not processed, not waiting for a
+  person, not updated in the last minutes, not-before) and its budgets (max-issues, sweep-timeout, the API reserve,
+  the write pacing). Each issue is read again and the policy checks the proposal against it as it is now; a plan
+  made before the issue last changed (its `updated_at` differs from the one the plan job read) is dropped, with a
   note, and the next run plans it again.
 - `mode: triage` (the default): the one-job form, with whichever planner the inputs name.
 
 `triage.action.main` chooses the mode; this module holds what the two split modes do.
 
 May import: the standard library, `triage.action.*`, and inside functions `triage.planners.replay`,
-`triage.service.cutoff`, `triage.service.triager`.
+`triage.service.sweep`.
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from typing import Any, Mapping
 from triage.action.app import run_event
 from triage.action.context import Context, Result, build_context, model_note, planner_for_settings, with_planner
 from triage.action.report import Reporter
+from triage.action.routers.sweep import sweep
 from triage.action.settings import ActionError, Settings
 
 DEFAULT_PLANS_FILE = "ptd-triage-plans.json"
@@ -102,8 +104,7 @@ def run_apply(settings: Settings, reporter: Reporter, path: Path, event: str, ac
     planner, precheck = ReplayPlanner(plans), stale_check(saved["updated_at"])
     note = f"apply mode: {len(plans)} saved plan(s) from {path}"
     if is_sweep_event(event, settings):
-        context = with_planner(build_context(settings, reporter, payload, client=client), planner,
-                               precheck=_with_not_before(settings, precheck))
+        context = with_planner(build_context(settings, reporter, payload, client=client), planner, precheck=precheck)
         return _apply_as_sweep(context, plans, note)
     # the event decides the issue and whether it is forced
     result, _ = run_event(settings, reporter, payload, {}, event, action, client=client, planner=planner,
@@ -118,38 +119,11 @@ def run_apply(settings: Settings, reporter: Reporter, path: Path, event: str, ac
     return result
 
 
-def _with_not_before(settings: Settings, check):
-    """The sweep's search leaves out issues created before not-before (mode skip); the apply run reads each issue,
-    so it checks here."""
-    from triage.service.cutoff import created_before
-
-    skip_before = settings.not_before if settings.not_before and settings.not_before_mode == "skip" else None
-    if not skip_before:
-        return check
-    return lambda number, issue: (
-        f"created before not-before ({skip_before}): not triaged" if created_before(dict(issue), skip_before)
-        else check(number, issue) if check else None)
-
-
 def _apply_as_sweep(run: Context, plans: Mapping[int, Any], note: str) -> Result:
-    """A sweep's apply run: the saved plans under the sweep's own rules (never forced; in the queue, open, not
-    processed, not waiting for a person, not updated in the last minutes, not-before), at most `max-issues`."""
-    from triage.service.triager import SweepResult
+    """A sweep's apply run: the saved plans' issues through the sweep itself (triage.service.sweep), so under its
+    own rules (never forced; in the queue, open, not processed, not waiting for a person, not updated in the last
+    minutes, not-before in both modes) and within its budgets (max-issues, sweep-timeout, the API reserve left to
+    the event runs, the write pacing), stopping cleanly when one runs out."""
+    from triage.service.sweep import ListedIssues
 
-    s = run.settings
-    labels_only = s.not_before if s.not_before and s.not_before_mode != "skip" else None
-    numbers = list(plans)[:s.max_issues]
-    sweep = SweepResult(query=f"apply the saved plans ({note})", found=len(plans), dry_run=s.dry_run,
-                        marker=run.bundle.labels.marker)
-    sweep.left = len(plans) - len(numbers)
-    for index, number in enumerate(numbers):
-        item = run.triager.triage(number, force=False, require_queue=True, leave_recent=True, cutoff=labels_only)
-        if item.left and item.error is None:  # as the sweep counts them: skipped, with why
-            sweep.skipped[item.left] = sweep.skipped.get(item.left, 0) + 1
-            continue
-        sweep.results.append(item)
-        if item.fatal:
-            sweep.left += len(numbers) - index - 1
-            sweep.stopped = f"GitHub refused in a way that would fail every issue: {item.error}"
-            break
-    return Result("sweep", sweep=sweep, notes=[note])
+    return sweep(run, ListedIssues(plans, f"apply the saved plans ({note})"))

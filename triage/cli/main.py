@@ -26,7 +26,9 @@ COMMAND_MODULES = [
 ]
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every subcommand, or of `command` only (its module alone is imported: `ptd-triage plan`
+    need not import what `eval` and `replay` measure with)."""
     parser = OneLineParser(
         prog="ptd-triage",
         description="Second-level triage of an `oncall: distributed` issue queue.",
@@ -34,12 +36,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"ptd-triage {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMAND_MODULES:
-        importlib.import_module(name).register(subparsers)
+        if command is None or name.rsplit(".", 1)[1] == command:
+            importlib.import_module(name).register(subparsers)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    named = argv[0] if argv and f"triage.cli.commands.{argv[0]}" in COMMAND_MODULES else None
+    parser = build_parser(named)  # anything else (--help, a typo) gets every subcommand, to list them
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from triage.config.compiled import compiled_form
 from triage.config.labels import LabelsError, LabelSet, parse_labels
 from triage.config.rubric import Rubric, RubricError, compile_rubric
 from triage.config.source import SourceError, load_document
@@ -100,18 +101,20 @@ def read_sources(rubric: Path, labels: Path, templates: Path) -> QueueSources:
 
 
 def compile_sources(sources: QueueSources) -> Bundle:
-    """Validate as a whole (the first problem is the error) and compile."""
-    problems = check(sources)
-    if problems:
-        more = f" (and {len(problems) - 1} more; run `ptd-triage validate`)" if len(problems) > 1 else ""
-        raise ConfigError(f"{problems[0]}{more}")
-    try:
-        rubric = compile_rubric(sources.rubric.data, sources.rubric.file, checked=True)
-        labels = parse_labels(sources.labels.data, sources.labels.file)
-        templates = build_templates(sources.templates_dir, sources.templates,
-                                    tuple(rubric.comment_templates.values()), sources.template_files)
-    except (RubricError, LabelsError, TemplatesError) as exc:  # check() should have said so already
-        raise ConfigError(str(exc)) from None
+    """Validate as a whole (the first problem is the error) and compile. Sources that passed every check before,
+    under this code, skip the checks (their compiled form says so: triage.config.compiled)."""
+    with compiled_form(sources) as checked:
+        problems = [] if checked else check(sources)
+        if problems:
+            more = f" (and {len(problems) - 1} more; run `ptd-triage validate`)" if len(problems) > 1 else ""
+            raise ConfigError(f"{problems[0]}{more}")
+        try:
+            rubric = compile_rubric(sources.rubric.data, sources.rubric.file, checked=True)
+            labels = parse_labels(sources.labels.data, sources.labels.file, checked=checked)
+            templates = build_templates(sources.templates_dir, sources.templates,
+                                        tuple(rubric.comment_templates.values()), sources.template_files)
+        except (RubricError, LabelsError, TemplatesError) as exc:  # check() should have said so already
+            raise ConfigError(str(exc)) from None
     prompt, where = sources.prompt if sources.prompt else (None, ("", None))
     return Bundle(rubric, labels, templates, prompt, where[0])
 

@@ -26,10 +26,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from triage.config.parts import SLOTS_PATH, frame_lists, signal_lists, slot_sources
+from triage.config.parts import SLOT_SECTIONS, frame_lists, signal_lists, slot_sources, slots_path, vocabulary_of
 from triage.text.document import Document
 from triage.text.frames import Frame, compile_frame, match_frame, read_slots
 from triage.text.matching import PatternError, Signal, compile_signal, match_signal
+from triage.text.modifiers import Modifier
 from triage.text.patterns import Pattern, evidence_text
 
 Path_ = tuple
@@ -86,9 +87,15 @@ def _run(examples: dict, path: Path_, what: str, evidence, why_not: str,
     return problems
 
 
-def example_problems(data: dict, slots: dict[str, Pattern]) -> list[tuple[Path_, str]]:
-    """Every example of an expanded rubric document run (`slots`: the compiled slot vocabulary). Entries whose
-    pattern does not compile are skipped: that is its own problem."""
+def example_problems(data: dict, slots: dict[str, Pattern],
+                     vocabularies: dict[str, dict[str, Pattern]] | None = None,
+                     modifiers: dict[str, Modifier] | None = None) -> list[tuple[Path_, str]]:
+    """Every example of an expanded rubric document run (`slots`: step 5's compiled slot vocabulary;
+    `vocabularies`: every section's, by section, when there are more; `modifiers`: the compiled `modifiers:`, so
+    an entry that minds them is run as planning runs it: "does not hang" under `not` of a negation-minding frame).
+    Entries whose pattern does not compile, or that mind an undefined modifier, are skipped: that is its own
+    problem."""
+    vocabularies = {"high_priority": slots, **(vocabularies or {})}
     problems: list[tuple[Path_, str]] = []
     for path, signals in signal_lists(data):
         for i, raw in enumerate(signals):
@@ -96,27 +103,30 @@ def example_problems(data: dict, slots: dict[str, Pattern]) -> list[tuple[Path_,
             if not examples:
                 continue
             try:
-                signal = compile_signal(raw, where="/".join(map(str, path)))
+                signal = compile_signal(raw, where="/".join(map(str, path)), modifiers=modifiers)
             except (PatternError, KeyError, TypeError, ValueError):
                 continue
             why = " (an `all` signal needs every pattern in the text)" if len(signal.patterns) > 1 else ""
             problems += _run(examples, path + (i,), f"signal '{raw['id']}'",
                              lambda text, s=signal: signal_evidence(s, text), why)
-    for name, raw in slot_sources(data).items():
-        if name in slots and _examples(raw):
-            problems += _run(_examples(raw), SLOTS_PATH + (name,), f"slot '{name}'",
-                             lambda text, p=slots[name]: slot_evidence(p, text), "")
+    for section in SLOT_SECTIONS:
+        compiled = vocabularies.get(section, {})
+        for name, raw in slot_sources(data, section).items():
+            if name in compiled and _examples(raw):
+                problems += _run(_examples(raw), slots_path(section) + (name,), f"slot '{name}'",
+                                 lambda text, p=compiled[name]: slot_evidence(p, text), "")
     for path, frames in frame_lists(data):
+        slots = vocabularies.get(vocabulary_of(path), {})
         for i, raw in enumerate(frames):
             examples = _examples(raw)
             if not examples:
                 continue
             try:
-                frame = compile_frame(raw, slots, where="/".join(map(str, path)))
+                frame = compile_frame(raw, slots, where="/".join(map(str, path)), modifiers=modifiers)
             except (KeyError, TypeError, ValueError):
                 continue
             why = f" (its slots {', '.join(frame.needs)} must occur in one sentence"
             why += f" without {', '.join(frame.unless)})" if frame.unless else ")"
             problems += _run(examples, path + (i,), f"frame '{raw['id']}'",
-                             lambda text, f=frame: frame_evidence(f, slots, text), why, ("hold in", "holds in"))
+                             lambda text, f=frame, s=slots: frame_evidence(f, s, text), why, ("hold in", "holds in"))
     return problems

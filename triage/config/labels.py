@@ -5,10 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from jsonschema import Draft202012Validator
-
 from triage.config.names import LABEL_NAME_PATTERN, RESERVED_LABELS, label_name_problem
-
 
 
 class Role(StrEnum):
@@ -174,8 +171,9 @@ class LabelSet:
         return self.with_role(Role.SUB_ONCALL)
 
 
-def parse_labels(data: object, path: str) -> LabelSet:
-    errors = sorted(Draft202012Validator(_SCHEMA).iter_errors(data), key=lambda e: list(e.absolute_path))
+def parse_labels(data: object, path: str, *, checked: bool = False) -> LabelSet:
+    """`checked`: the data is known to fit the schema (a compiled queue, triage.config.compiled)."""
+    errors = [] if checked else schema_errors(data)
     if errors:
         where = "/".join(str(p) for p in errors[0].absolute_path) or "(top level)"
         message = errors[0].message
@@ -212,3 +210,13 @@ def parse_labels(data: object, path: str) -> LabelSet:
     return LabelSet(queue_label=data["queue_label"], specs=specs, forbidden_names=forbidden,
                     either_routes=tuple(gold.get("either", ())),
                     gold_module_routes=tuple(gold.get("module_routes", {}).items()))
+
+
+def validator():
+    from jsonschema import Draft202012Validator  # here: a compiled queue is loaded without jsonschema
+
+    return Draft202012Validator(_SCHEMA)
+
+
+def schema_errors(data: object) -> list:
+    return sorted(validator().iter_errors(data), key=lambda e: list(e.absolute_path))

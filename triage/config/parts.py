@@ -1,9 +1,9 @@
 """Named pattern pieces (`parts:`) and where the rubric keeps its patterns.
 
-A rubric pattern may name a part in braces: `{word_start}`, `{ddp_names}`. A part is itself a pattern, written
-once under the rubric's top-level `parts:` and composed wherever it is named (in a signal's `match` or `all`, in a
-slot, or in another part), so one long vocabulary is a few readable lines and one edit changes every pattern that
-uses it:
+A rubric pattern may name a part in braces: `{word_start}`, `{ddp_names}`. A part is itself a pattern, written once
+under the rubric's top-level `parts:` and composed wherever it is named (in a signal's `match` or `all`, in a slot,
+in a modifier's cues, or in another part), so one long vocabulary is a few readable lines and one edit changes every
+pattern that uses it:
 
     parts:
       word_start: '(?:^|[^A-Za-z0-9])'
@@ -49,14 +49,30 @@ def frame_lists(data: dict) -> Iterator[tuple[Path_, list]]:
     yield from _lists_under(data, "frames", ())
 
 
-def slot_sources(data: dict) -> dict[str, object]:
-    """The frames' slot vocabulary as written: name -> a pattern, or {match: pattern, examples: ...}."""
-    hp = data.get("high_priority") if isinstance(data, dict) else None
-    slots = hp.get("slots") if isinstance(hp, dict) else None
+def slot_sources(data: dict, section: str = "high_priority") -> dict[str, object]:
+    """A section's slot vocabulary as written (step 5's by default; step 4's is `types`): name -> a pattern, or
+    {match: pattern, examples: ...}."""
+    node = data.get(section) if isinstance(data, dict) else None
+    slots = node.get("slots") if isinstance(node, dict) else None
     return slots if isinstance(slots, dict) else {}
 
 
 SLOTS_PATH = ("high_priority", "slots")
+MODIFIER_PATTERNS = ("before", "after", "stop", "anywhere")  # a modifier's keys that hold patterns
+# The sections with a slot vocabulary of their own: each one's frames name its own slots (step 4's frames read
+# `types.slots`, step 5's `high_priority.slots`); a frame anywhere else reads step 5's.
+SLOT_SECTIONS = ("high_priority", "types")
+
+
+def slots_path(section: str) -> Path_:
+    return (section, "slots")
+
+
+def vocabulary_of(path: Path_) -> str:
+    """The section whose slots a frame list at `path` names."""
+    return path[0] if path and path[0] in SLOT_SECTIONS else "high_priority"
+
+
 VERSION_SLOT = "version"  # the slot the hybrid planner pairs with `hybrid.high_priority.version_with`
 
 
@@ -170,9 +186,15 @@ def expand(data: dict) -> tuple[dict, list[tuple[Path_, str]]]:
                 for j, source in enumerate(raw["all"]):
                     if isinstance(source, str):
                         expand_at(path + (i, "all"), j, source, what)
-    for name, raw in slot_sources(data).items():
-        if isinstance(raw, str):
-            expand_at(SLOTS_PATH, name, raw, f"slot '{name}'")
-        elif isinstance(slot_pattern(raw), str):
-            expand_at(SLOTS_PATH + (name,), "match", raw["match"], f"slot '{name}'")
+    for section in SLOT_SECTIONS:
+        for name, raw in slot_sources(data, section).items():
+            if isinstance(raw, str):
+                expand_at(slots_path(section), name, raw, f"slot '{name}'")
+            elif isinstance(slot_pattern(raw), str):
+                expand_at(slots_path(section) + (name,), "match", raw["match"], f"slot '{name}'")
+    modifiers = data.get("modifiers") if isinstance(data.get("modifiers"), dict) else {}
+    for name, spec in modifiers.items():  # the cues of negation, hypothetical, ... (`triage.text.modifiers`)
+        for key in MODIFIER_PATTERNS:
+            if isinstance(spec, dict) and isinstance(spec.get(key), str):
+                expand_at(("modifiers", name), key, spec[key], f"modifier '{name}'")
     return out, problems

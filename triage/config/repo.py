@@ -26,15 +26,13 @@ Layering: the base <- this file <- the Action's explicit inputs; the result is v
 problem names the file and line it comes from (this file's own lines for what it changed). The Action reads it
 through the contents API from the default branch (`triage.config.remote`).
 
-May import: the standard library, jsonschema, `triage.config`.
+May import: the standard library, jsonschema (inside functions), `triage.config`.
 """
 
 from __future__ import annotations
 
 import copy
 from pathlib import Path
-
-from jsonschema import Draft202012Validator
 
 from triage.config.bundle import (Bundle, ConfigError, DEFAULT_QUEUE, bundled_queue, bundled_queues, compile_sources,
                                   read_sources)
@@ -92,6 +90,8 @@ def parse_repo_config(text: str, file: str = REPO_CONFIG_PATH) -> Located:
 
 
 def schema_problems(doc: Located) -> list[Problem]:
+    from jsonschema import Draft202012Validator  # here: a run without a repository file never needs it
+
     out = []
     for error in sorted(Draft202012Validator(_SCHEMA).iter_errors(doc.data), key=lambda e: [str(p) for p in e.absolute_path]):
         file, line = doc.where(tuple(error.absolute_path))
@@ -222,13 +222,13 @@ def _require_whole(config: Located) -> None:
 def precheck_inputs(*, rubric: str | None = None, labels: str | None = None, templates: str | None = None) -> None:
     """The Action's own file inputs, read and shape-checked before any request: a typo in a workflow fails at
     once, with nothing sent to GitHub. (Cross-references are checked after layering, as a whole.)"""
-    from triage.config.labels import _SCHEMA as LABELS_SCHEMA
+    from triage.config.labels import validator as labels_validator
     from triage.config.rubric import _validator
     from triage.config.validate import _schema_problems
 
     try:
         docs = [(load_document(rubric), _validator(), "rubric")] if rubric else []
-        docs += [(load_document(labels), Draft202012Validator(LABELS_SCHEMA), "labels")] if labels else []
+        docs += [(load_document(labels), labels_validator(), "labels")] if labels else []
     except SourceError as exc:
         raise ConfigError(str(exc)) from None
     for doc, validator, what in docs:

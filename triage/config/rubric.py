@@ -13,13 +13,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from jsonschema import Draft202012Validator
-
 from triage.config.parts import expand, slot_pattern
 from triage.config.words import canonical
 
 from triage.text.frames import Frame, compile_frame, compile_slots
 from triage.text.matching import PatternError, Signal, compile_pattern, compile_signal
+from triage.text.modifiers import Modifier, compile_modifiers
 from triage.text.patterns import Pattern
 
 DEFAULT_COMMAND = "/ptd-retriage"
@@ -53,11 +52,26 @@ class Topic:
 
 @dataclass(frozen=True)
 class Check:
-    """A yes/no decision: the signals' total must reach `min_score`."""
+    """A yes/no decision: the signals' total (plus, for step 4's checks, every frame that holds) must reach
+    `min_score`."""
 
     min_score: float
     signals: tuple[Signal, ...]
+    frames: tuple[Frame, ...] = ()  # step 4: frames over `Rubric.type_slots`
     description: str = ""  # what the decision means, in the procedure's words (the model planners' prompt says it)
+
+
+@dataclass(frozen=True)
+class Declared:
+    """Step 1: the reporter's own word that no distributed code is involved ("a single process, no process group").
+    It sends the issue away unless distributed code is actually run (evidence in `locations`, a script or a
+    traceback, above `max_run_score`) or the issue is about distributed code through and through (its evidence
+    is `outweighed` times the declaration's score or more)."""
+
+    check: Check
+    max_run_score: float
+    outweighed: float
+    locations: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -128,6 +142,15 @@ class Rubric:
     words: dict = field(default_factory=dict)
     # At most this many module labels added to one issue (rubric `modules.max_labels`): the policy's cap.
     module_max_labels: int = DEFAULT_MODULE_MAX_LABELS
+    # Negation, hypothetical, attribution... (rubric `modifiers:`): signals and frames that mind them hold them.
+    modifiers: dict[str, Modifier] = field(default_factory=dict)
+    declared_not_distributed: Declared | None = None  # step 1: `not_distributed.declared`
+    # Step 4's slot classes (`types.slots`): the vocabulary of the request, feature and enhancement frames.
+    type_slots: dict[str, Pattern] = field(default_factory=dict)
+
+    @property
+    def type_frames(self) -> tuple[Frame, ...]:
+        return self.request.frames + self.feature.frames + self.enhancement.frames + self.performance.frames
 
     def route_label(self, route: str) -> str | None:
         return self.routes[route].label
@@ -156,6 +179,8 @@ class Rubric:
 
 @lru_cache(maxsize=1)
 def _validator() -> Draft202012Validator:
+    from jsonschema import Draft202012Validator  # here: a compiled queue is loaded without jsonschema
+
     schema = json.loads((Path(__file__).with_name("rubric.schema.json")).read_text(encoding="utf-8"))
     return Draft202012Validator(schema)
 
@@ -173,8 +198,9 @@ def _regex(source: str, path: str, what: str):
 
 
 def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
-    """The rubric compiled; `checked`: the document already passed the schema (`triage.config.validate.check`
-    runs it before every load), which is then not walked a second time (the walk is most of a load's cost)."""
+    """The rubric compiled. `checked`: the document is known to fit the schema (`triage.config.validate.check`
+    runs before every load that is not a compiled queue's, triage.config.compiled), so it is not walked a second
+    time (the walk is most of a load's cost)."""
     data = canonical(data)  # `not_in_queue:` is `not_distributed:` (a queue's rubric need not say another's name)
     errors = [] if checked else sorted(_validator().iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:
@@ -186,6 +212,10 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
         where, message = part_problems[0]
         raise RubricError(f"{path}: {'/'.join(map(str, where))}: {message}")
     seen: set[str] = set()
+    try:
+        modifiers = compile_modifiers(data.get("modifiers"), where=f"{path}: modifiers")
+    except PatternError as exc:
+        raise RubricError(str(exc)) from None
 
     def signals(raw: list[dict], where: str) -> tuple[Signal, ...]:
         out = []
@@ -194,25 +224,40 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
                 raise RubricError(f"{path}: signal id '{item['id']}' is used twice (ids must be unique)")
             seen.add(item["id"])
             try:
-                out.append(compile_signal(item, where=f"{path}: {where}"))
+                out.append(compile_signal(item, where=f"{path}: {where}", modifiers=modifiers))
             except ValueError as exc:
                 raise RubricError(str(exc)) from None
         return tuple(out)
 
-    def check(raw: dict, where: str, description: str = "") -> Check:
-        return Check(float(raw["min_score"]), signals(raw["signals"], where), raw.get("description", description))
+    def check(raw: dict, where: str) -> Check:
+        return Check(float(raw["min_score"]), signals(raw["signals"], where))
 
-    def frames(raw: list[dict], slots: dict, where: str) -> tuple[Frame, ...]:
+    def frames(raw: list[dict], slots: dict, where: str, vocabulary: str = "high_priority.slots") -> tuple[Frame, ...]:
         out = []
         for item in raw:
             if item["id"] in seen:
                 raise RubricError(f"{path}: signal id '{item['id']}' is used twice (ids must be unique)")
             seen.add(item["id"])
             try:
-                out.append(compile_frame(item, slots, where=f"{path}: {where}"))
+                out.append(compile_frame(item, slots, where=f"{path}: {where}", modifiers=modifiers,
+                                         vocabulary=vocabulary))
             except ValueError as exc:
                 raise RubricError(str(exc)) from None
         return tuple(out)
+
+    def type_checks(raw: dict) -> tuple[dict[str, Pattern], dict[str, Check]]:
+        try:
+            slots = compile_slots({name: slot_pattern(spec) for name, spec in raw.get("slots", {}).items()},
+                                  where=f"{path}: types/slots")
+        except PatternError as exc:
+            raise RubricError(str(exc)) from None
+        checks = {}
+        for name in ("request", "feature", "enhancement", "performance"):
+            where = f"types/{name}"
+            checks[name] = Check(float(raw[name]["min_score"]), signals(raw[name].get("signals", []), where),
+                                 frames(raw[name].get("frames", []), slots, where, "types.slots"),
+                                 raw[name].get("description", DEFAULT_TYPE_DESCRIPTIONS[name]))
+        return slots, checks
 
     def high_priority(raw: dict) -> HighPriority:
         counter = raw.get("counter_evidence", {})
@@ -235,6 +280,12 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
             counter_frames=frames(counter.get("frames", []), slots, "high_priority/counter_evidence"),
         )
 
+    def declared(raw: dict | None) -> Declared | None:
+        if not raw:
+            return None
+        return Declared(Check(float(raw["min_score"]), signals(raw["signals"], "not_distributed/declared")),
+                        float(raw["max_run_score"]), float(raw["outweighed"]), tuple(raw["in"]))
+
     topics = tuple(
         Topic(name, spec.get("label"), spec.get("route"), signals(spec["signals"], f"topics/{name}"))
         for name, spec in data["topics"].items()
@@ -254,6 +305,7 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
     mods = data["modules"]
     if mods["medium"] > mods["high"]:
         raise RubricError(f"{path}: modules.medium must not exceed modules.high")
+    type_slots, types = type_checks(data["types"])
     problem = route_problem(data)
     if problem:
         raise RubricError(f"{path}: {problem[1]}")
@@ -276,7 +328,10 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
         module_high=float(mods["high"]),
         module_medium=float(mods["medium"]),
         module_min_share=float(mods["min_share"]),
-        **{kind: check(data["types"][kind], f"types/{kind}", text) for kind, text in DEFAULT_TYPE_DESCRIPTIONS.items()},
+        request=types["request"],
+        feature=types["feature"],
+        enhancement=types["enhancement"],
+        performance=types["performance"],
         high_priority=high_priority(data["high_priority"]),
         reproduction=check(data["reproduction"], "reproduction"),
         comment_templates={**DEFAULT_COMMENT_TEMPLATES, **data.get("comments", {})},
@@ -284,6 +339,9 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
         hybrid=dict(data.get("hybrid") or {}),
         words=dict(data.get("words") or {}),
         module_max_labels=int(mods.get("max_labels", DEFAULT_MODULE_MAX_LABELS)),
+        modifiers=modifiers,
+        declared_not_distributed=declared(nd.get("declared")),
+        type_slots=type_slots,
     )
 
 

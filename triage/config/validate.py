@@ -15,19 +15,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from jsonschema import Draft202012Validator
-
-from triage.config.labels import _SCHEMA as LABELS_SCHEMA, LabelsError, TYPE_KINDS, parse_labels
+from triage.config.labels import LabelsError, TYPE_KINDS, parse_labels, validator as labels_validator
 from triage.config.rubric import DEFAULT_COMMENT_TEMPLATES, _validator as rubric_validator, route_problems
 from triage.config.names import LABEL_NAME_PATTERN, RESERVED_LABELS, label_name_problem
 from triage.config.examples import example_problems
-from triage.config.parts import SLOTS_PATH, VERSION_SLOT, expand, frame_lists, signal_lists, slot_pattern, slot_sources
+from triage.config.parts import (SLOT_SECTIONS, VERSION_SLOT, expand, frame_lists, signal_lists, slot_pattern,
+                                 slot_sources, slots_path, vocabulary_of)
 from triage.config.source import Located
 from triage.config.words import canonical
 from triage.config.templates import SUFFIX, TemplatesError, build_templates, syntax_problem
 from triage.text.frames import compile_slots
 from triage.text.matching import PatternError, compile_signal
-from triage.text.patterns import compile_pattern
+from triage.text.modifiers import compile_modifiers
+from triage.text.patterns import check_pattern, compile_pattern
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ def schema_message(error) -> str:
     return error.message
 
 
-def _schema_problems(doc: Located, validator: Draft202012Validator, what: str) -> list[Problem]:
+def _schema_problems(doc: Located, validator, what: str) -> list[Problem]:
     out = []
     for error in sorted(validator.iter_errors(doc.data), key=lambda e: [str(p) for p in e.absolute_path]):
         where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
@@ -73,38 +73,64 @@ def _schema_problems(doc: Located, validator: Draft202012Validator, what: str) -
 
 
 def _slot_problems(rubric: Located, data: dict) -> tuple[dict, list[Problem]]:
-    """Step 5's slot vocabulary compiles under RE2 (each slot a pattern, or {match: pattern, examples: ...})."""
-    problems, slots = [], {}
-    for name, raw in slot_sources(data).items():
-        try:
-            slots[name] = compile_slots({name: slot_pattern(raw)}, where="high_priority/slots")[name]
-        except PatternError as exc:
-            problems.append(_at(rubric, SLOTS_PATH + (name,), str(exc)))
-    return slots, problems
+    """Each slot vocabulary (step 5's, step 4's) compiles under RE2 (each slot a pattern, or {match: pattern,
+    examples: ...}). Returns the compiled vocabularies by section."""
+    problems, vocabularies = [], {}
+    for section in SLOT_SECTIONS:
+        slots = vocabularies[section] = {}
+        for name, raw in slot_sources(data, section).items():
+            try:
+                slots[name] = compile_slots({name: slot_pattern(raw)}, where=f"{section}/slots")[name]
+            except PatternError as exc:
+                problems.append(_at(rubric, slots_path(section) + (name,), str(exc)))
+    return vocabularies, problems
 
 
 def _frame_problems(rubric: Located, data: dict, seen: dict[str, tuple]) -> list[Problem]:
-    """Every frame names defined slots, with a unique id."""
-    problems, slots = [], slot_sources(data)
+    """Every frame names slots its own section defines (step 4's frames `types.slots`, the others
+    `high_priority.slots`), with a unique id."""
+    problems = []
     for path, frames in frame_lists(data):
+        section = vocabulary_of(path)
+        slots = slot_sources(data, section)
         for i, raw in enumerate(frames):
             if raw["id"] in seen:
                 problems.append(_at(rubric, path + (i, "id"), f"signal id '{raw['id']}' is used twice (ids must be unique)"))
             seen.setdefault(raw["id"], path + (i,))
-            for key in ("all", "none", "none_in_issue"):
+            for key in ("all", "none", "none_in_issue", "also_in_issue"):
                 for j, name in enumerate(raw.get(key, [])):
                     if name not in slots:
                         problems.append(_at(rubric, path + (i, key, j), f"frame '{raw['id']}' names slot '{name}', "
-                                                                       "which high_priority.slots does not define"))
+                                                                       f"which {section}.slots does not define"))
+            problems += _mind_problems(rubric, data, path + (i,), raw)
     return problems
 
 
+def _modifier_problems(rubric: Located, data: dict) -> list[Problem]:
+    """Each modifier's cue patterns compile under RE2."""
+    problems = []
+    for name, spec in (data.get("modifiers") or {}).items():
+        try:
+            compile_modifiers({name: spec}, where="modifiers")
+        except PatternError as exc:
+            problems.append(_at(rubric, ("modifiers", name), str(exc)))
+    return problems
+
+
+def _mind_problems(rubric: Located, data: dict, path: tuple, raw: dict) -> list[Problem]:
+    """A signal or frame minds only modifiers `modifiers:` defines, each named at its line."""
+    defined = data.get("modifiers") or {}
+    return [_at(rubric, path + ("mind", j), f"'{raw['id']}' minds modifier '{name}', which `modifiers:` does not define")
+            for j, name in enumerate(raw.get("mind", [])) if name not in defined]
+
+
 def _part_problems(rubric: Located, data: dict) -> list[Problem]:
-    """Each part is a whole pattern on its own (composed, it is a group: half a bracket would break its users)."""
+    """Each part is a whole pattern on its own (composed, it is a group: half a bracket would break its users). Only
+    RE2's verdict is asked: a part never runs alone, so it needs no literal pre-check (a load checks ~250 parts)."""
     problems = []
     for name, source in (data.get("parts") or {}).items():
         try:
-            compile_pattern(source)
+            check_pattern(source)
         except PatternError as exc:
             problems.append(_at(rubric, ("parts", name), f"part '{name}' is not a pattern RE2 can run on its own ({exc})"))
     return problems
@@ -145,13 +171,20 @@ def _pattern_problems(rubric: Located, data: dict) -> list[Problem]:
                 problems.append(_at(rubric, path + (i, "id"), f"signal id '{raw['id']}' is used twice (ids must be unique)"))
             seen.setdefault(raw["id"], path + (i,))
             try:
-                compile_signal(raw, where="/".join(map(str, path)))
+                compile_signal({**raw, "mind": ()}, where="/".join(map(str, path)))
             except PatternError as exc:
                 problems.append(_at(rubric, path + (i,), str(exc)))
-    slots, slot_problems = _slot_problems(rubric, r)
+            problems += _mind_problems(rubric, r, path + (i,), raw)
+    problems += _modifier_problems(rubric, r)
+    vocabularies, slot_problems = _slot_problems(rubric, r)
     problems += slot_problems + _frame_problems(rubric, r, seen)
     if not part_problems:  # an entry that did not expand would fail its examples for that reason alone
-        problems += [_at(rubric, path, message) for path, message in example_problems(r, slots)]
+        try:
+            modifiers = compile_modifiers(r.get("modifiers"), where="modifiers")
+        except PatternError:
+            modifiers = {}  # its own problem (`_modifier_problems`); entries that mind them are then skipped
+        problems += [_at(rubric, path, message)
+                     for path, message in example_problems(r, vocabularies["high_priority"], vocabularies, modifiers)]
     return problems + _name_problems(rubric, r)
 
 
@@ -191,7 +224,7 @@ def check(sources: QueueSources) -> list[Problem]:
     marks = dict(sources.rubric.marks)  # `not_in_queue:` read as `not_distributed:`, its lines kept
     rubric = Located(canonical(sources.rubric.data, marks), sources.rubric.file, marks)
     problems = _schema_problems(rubric, rubric_validator(), "rubric")
-    problems += _schema_problems(labels, Draft202012Validator(LABELS_SCHEMA), "labels")
+    problems += _schema_problems(labels, labels_validator(), "labels")
     if problems:
         return problems  # the cross-references below assume the documents' shape
     r, l = rubric.data, labels.data

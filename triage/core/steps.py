@@ -24,7 +24,7 @@ from triage.config.words import queue_words
 from triage.core.snapshot import IssueSnapshot
 from triage.core.vocab import SKIPPED, Confidence, Distributed, Flag, Reproduction, Role, Triaged, TypeKind
 from triage.text.document import Document, build_document
-from triage.text.frames import read_slots, reads, score_frames
+from triage.text.frames import read_slots, reads, score_frames, sum_frames
 from triage.text.matching import Evidence, score, summarize
 
 
@@ -132,14 +132,19 @@ def _team(rubric: Rubric | None, labels: LabelSet) -> str:
 
 def step1_not_distributed(analysis: Analysis, rubric: Rubric, labels: LabelSet, template: str) -> StepResult:
     """Not in the queue only when a known trap matches AND the queue's evidence is weak: a wrong 'not in the
-    queue' sends a real bug away, so both must hold. The reasons use the queue's words (`rubric.words`)."""
+    queue' sends a real bug away, so both must hold. The reporter's own word that no distributed code is involved
+    (`not_distributed.declared`) is such a trap, weighed against the distributed code actually run (a script or a
+    traceback), not against names dropped in the text. The reasons use the queue's words (`rubric.words`)."""
     words = queue_words(rubric.words, labels.queue_label)
     trapped, trap_score, trap_evidence = passes(rubric.not_distributed, analysis, rubric)
-    dist = analysis.distributed_score
-    if trapped:
+    declared = rubric.declared_not_distributed
+    said, said_score, said_evidence = passes(declared.check, analysis, rubric) if declared else (False, 0.0, [])
+    dist, rest = analysis.distributed_score, analysis
+    if trapped or said:
         # What the trap itself matched is not the queue's evidence: `undefined symbol: ncclX` at
         # `import torch` names NCCL, yet it is a packaging problem. Score again without it.
-        dist = score_topics(analysis.doc.without([e.text for e in trap_evidence]), rubric).distributed_score
+        rest = score_topics(analysis.doc.without([e.text for e in trap_evidence + said_evidence]), rubric)
+        dist = rest.distributed_score
     if trapped and dist <= rubric.max_distributed_score:
         return StepResult(
             1, Distributed.NO, (labels.review, labels.marker), comment=template, stop=True,
@@ -147,14 +152,29 @@ def step1_not_distributed(analysis: Analysis, rubric: Rubric, labels: LabelSet, 
             reason=(f"step 1: {words.not_in_queue} — trap score {trap_score:g} ({summarize(trap_evidence, 2)}), "
                     f"{words.queue} evidence only {dist:g}"),
         )
-    if trapped:
-        return StepResult(1, Distributed.YES, evidence=tuple(trap_evidence), score=dist,
-                          reason=f"step 1: a '{words.not_in_queue}' trap matched ({summarize(trap_evidence, 1)}) "
+    run = _evidence_in(rest, declared.locations) if declared else 0.0
+    if said and run <= declared.max_run_score and dist < declared.outweighed * said_score:  # type: ignore[union-attr]
+        return StepResult(
+            1, Distributed.NO, (labels.review, labels.marker), comment=template, stop=True,
+            evidence=tuple(said_evidence), score=said_score,
+            reason=(f"step 1: {words.not_in_queue} — the reporter says so ({summarize(said_evidence, 2)}); "
+                    f"{words.queue} code run only {run:g}, evidence {dist:g}"),
+        )
+    if trapped or said:
+        found = trap_evidence or said_evidence
+        return StepResult(1, Distributed.YES, evidence=tuple(found), score=dist,
+                          reason=f"step 1: a '{words.not_in_queue}' trap matched ({summarize(found, 1)}) "
                                  f"but {words.queue} evidence is {dist:g}")
     if dist <= 0:
         return StepResult(1, Distributed.YES, score=dist,
                           reason="step 1: no evidence either way; kept in the queue (only a matched trap sends an issue away)")
     return StepResult(1, Distributed.YES, score=dist, reason=f"step 1: {words.queue} (evidence {dist:g})")
+
+
+def _evidence_in(analysis: Analysis, locations: tuple[str, ...]) -> float:
+    """The queue's positive evidence found in the given locations (e.g. code actually run: a script, a traceback)."""
+    return sum(e.points for found in analysis.topic_evidence.values() for e in found
+               if e.points > 0 and e.location in locations)
 
 
 # --- step 2: route to one sub-oncall ---------------------------------------------------------------
@@ -253,24 +273,27 @@ def step3_modules(snapshot: IssueSnapshot, analysis: Analysis, rubric: Rubric, l
 
 
 def step4_types(analysis: Analysis, rubric: Rubric, labels: LabelSet) -> StepResult:
-    """The seed's step 4, in its own order: first, is the issue a request at all? Bug reports, questions and CI or
-    test reports get no type label. Then, of a request: `feature` only for wholly new functionality (its evidence
-    must outweigh the evidence that it improves something existing), otherwise `enhancement` — an improvement to
-    something that works — with the performance label when it is about speed or memory. The decision is
+    """The seed's step 4, in its own order: first, is the issue a request at all — does it ask for something (a goal
+    the reporter cannot reach today, a cost they want gone, a change), or report what went wrong? Bug reports,
+    questions and CI or test reports get no type label. Then, of a request: `feature` when what it asks for does not
+    exist today in any form (its evidence must outweigh the evidence that it changes something existing), otherwise
+    `enhancement` — an improvement to something that works — with the performance label when it is about speed or
+    memory. Each check weighs signals and frames (slot classes in one sentence, `types.slots`). The decision is
     `feature`, `enhancement` or `none`."""
-    is_request, r_score, r_ev = passes(rubric.request, analysis, rubric)
+    slots = read_slots(rubric.type_slots, analysis.doc, plan=reads(rubric.type_frames))  # read once, by sentence
+    is_request, r_score, r_ev = _weigh(rubric.request, analysis, rubric, slots)
     if not is_request:
         # Most distributed issues are bug reports (the seed says so); the reason shows what weighed, if anything.
         why = (f"not a request (score {r_score:g} < {rubric.request.min_score:g}: {summarize(r_ev, 2)}), no type label"
                if r_ev else "not a request, no type label")
         return StepResult(4, TypeKind.NONE, evidence=tuple(r_ev), score=r_score, reason=f"step 4: {why}")
-    is_feature, f_score, f_ev = passes(rubric.feature, analysis, rubric)
-    e_score, e_ev = score(rubric.enhancement.signals, analysis.doc, rubric.locations)
+    is_feature, f_score, f_ev = _weigh(rubric.feature, analysis, rubric, slots)
+    _, e_score, e_ev = _weigh(rubric.enhancement, analysis, rubric, slots)
     if is_feature and f_score > e_score:
         return StepResult(4, TypeKind.FEATURE, (labels.feature,), evidence=tuple(r_ev + f_ev), score=r_score,
                           reason=f"step 4: feature request, wholly new ({summarize(f_ev, 2)}; "
                                  f"request: {summarize(r_ev, 1)})")
-    is_perf, _, p_ev = passes(rubric.performance, analysis, rubric)
+    is_perf, _, p_ev = _weigh(rubric.performance, analysis, rubric, slots)
     added = (labels.enhancement,) + ((labels.performance,) if is_perf else ())
     improves = summarize([e for e in e_ev if e.points > 0], 2) if e_score > 0 else "nothing shows it is wholly new"
     why = f"request: {summarize(r_ev, 1)}; improves what exists: {improves}"
@@ -280,6 +303,14 @@ def step4_types(analysis: Analysis, rubric: Rubric, labels: LabelSet) -> StepRes
         why += f"; performance: {summarize(p_ev, 1)}"
     return StepResult(4, TypeKind.ENHANCEMENT, added, evidence=tuple(r_ev + e_ev), score=r_score,
                       reason=f"step 4: enhancement ({why})")
+
+
+def _weigh(check: Check, analysis: Analysis, rubric: Rubric, slots) -> tuple[bool, float, list[Evidence]]:
+    """One of step 4's checks: its signals and every one of its frames that holds."""
+    total, evidence = score(check.signals, analysis.doc, rubric.locations)
+    framed, framed_ev = sum_frames(check.frames, slots, rubric.locations)
+    total, evidence = total + framed, evidence + framed_ev
+    return total >= check.min_score and total > 0, total, evidence
 
 
 # --- step 5: possibly high priority: a human must look first ----------------------------------------

@@ -1,14 +1,16 @@
 """Figures against a procedure answer key (`triage.evaluation.answer_key`), joined to the cases by id.
 
 Pure, like `triage.evaluation.figures`:
-- high priority: recall of the key's high-priority issues (flagged: review added, marker not), per criterion, and
-  the false-flag rate among the key's other issues;
+- high priority: recall of the key's high-priority issues (flagged: review added, marker not), per criterion and
+  over the ones the key is sure of (`sure: high`), and the false-flag rate among the key's other issues;
 - requests (key type feature or enhancement): the right type label (the key's, and not the other one), any type
   label, and the performance label on the key's performance enhancements;
 - non-requests (key type bug, question, other): the share given a type label (feature or enhancement);
 - routing in the queue, when the key reads step 1 (`not_distributed`): routing accuracy against the people's
   labels over the issues the key reads as in the queue. Step 2 routes only what step 1 kept: an issue the
-  procedure says is not in the queue has no right sub-oncall, whatever label people gave it.
+  procedure says is not in the queue has no right sub-oncall, whatever label people gave it. With it, step 1
+  itself (`not_in_queue`): the key's not-distributed issues sent away (outcome `not_distributed`), and the key's
+  in-queue issues sent away (a real bug lost to the queue).
 - the operating point (`threshold_sweep`): recall and false-flag rate had step 5 flagged at other thresholds,
   from the high-priority score each plan keeps (step 5's score): flagged at t when score >= t and score > 0,
   the same test step 5 applies with the rubric's threshold.
@@ -43,8 +45,22 @@ def evaluate_key(pairs: Pairs, scoring: Scoring) -> dict[str, Any]:
         "high_priority": _high_priority(pairs, scoring),
         **_requests(pairs, scoring),
         "performance": _performance(pairs, scoring),
-        **({"routing_in_queue": _routing_in_queue(pairs, scoring)}
+        **({"routing_in_queue": _routing_in_queue(pairs, scoring), "not_in_queue": _not_in_queue(pairs)}
            if any(entry.not_distributed is not None for _, entry in pairs) else {}),
+    }
+
+
+def _sent_away(case: Case) -> bool:
+    return case.plan.get("outcome") == "not_distributed"
+
+
+def _not_in_queue(pairs: Pairs) -> dict[str, Any]:
+    """Step 1 against the key: its not-distributed issues sent away, and its in-queue issues wrongly sent away."""
+    away = [_sent_away(case) for case, entry in pairs if entry.not_distributed]
+    kept = [_sent_away(case) for case, entry in pairs if entry.not_distributed is False]
+    return {
+        "key": len(away), "sent_away": sum(away), "rate": ratio(sum(away), len(away)),
+        "in_queue": len(kept), "wrongly_sent_away": sum(kept), "wrongly_rate": ratio(sum(kept), len(kept)),
     }
 
 
@@ -65,10 +81,12 @@ def _high_priority(pairs: Pairs, scoring: Scoring) -> dict[str, Any]:
         counts["key"] += 1
         counts["flagged"] += flagged
     flagged = sum(f for _, f in key)
+    sure = [f for entry, f in key if entry.sure == "high"]
     return {
         "key": len(key),
         "flagged": flagged,
         "recall": ratio(flagged, len(key)),
+        "sure": {"key": len(sure), "flagged": sum(sure), "recall": ratio(sum(sure), len(sure))},
         "others": len(others),
         "false_flags": sum(others),
         "false_flag_rate": ratio(sum(others), len(others)),
@@ -146,7 +164,7 @@ def threshold_sweep(pairs: Pairs, thresholds: Iterable[float]) -> list[dict[str,
 
 def key_misses(pairs: Pairs, scoring: Scoring) -> list[Miss]:
     """Every miss against the key, in case order (kinds key_hp_missed, key_hp_false_flag, key_type_wrong,
-    key_type_on_non_request)."""
+    key_type_on_non_request, and with a key that reads step 1 key_kept_not_distributed, key_sent_away)."""
     found: list[Miss] = []
     for case, entry in pairs:
         adds = added_labels(case)
@@ -160,4 +178,8 @@ def key_misses(pairs: Pairs, scoring: Scoring) -> list[Miss]:
             found.append(miss(case, "key_type_wrong", entry.type, names(kinds)))
         if not entry.is_request and kinds:
             found.append(miss(case, "key_type_on_non_request", f"no type label (key: {entry.type})", names(kinds)))
+        if entry.not_distributed and not _sent_away(case):
+            found.append(miss(case, "key_kept_not_distributed", "not_distributed", str(case.plan.get("outcome"))))
+        if entry.not_distributed is False and _sent_away(case):
+            found.append(miss(case, "key_sent_away", "kept in the queue", "not_distributed"))
     return found

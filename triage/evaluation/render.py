@@ -98,6 +98,9 @@ def render_key(key: dict[str, Any]) -> str:
 
     row("high-priority recall", lambda f: _frac(f["high_priority"]["recall"], f["high_priority"]["flagged"],
                                                 f["high_priority"]["key"]))
+    row("high-priority recall, sure", lambda f: _frac(f["high_priority"]["sure"]["recall"],
+                                                      f["high_priority"]["sure"]["flagged"],
+                                                      f["high_priority"]["sure"]["key"]))
     row("high-priority false flags", lambda f: _frac(f["high_priority"]["false_flag_rate"],
                                                      f["high_priority"]["false_flags"], f["high_priority"]["others"]))
     criteria = sorted({name for f in columns for name in f["high_priority"]["by_criterion"]})
@@ -120,6 +123,10 @@ def render_key(key: dict[str, Any]) -> str:
     row("performance on others", lambda f: str(f["performance"]["false_labels"]))
     if "routing_in_queue" in key["all"]:
         row("routing, key's in-queue", lambda f: _accuracy(f["routing_in_queue"]))
+        row("not-distributed sent away", lambda f: _frac(f["not_in_queue"]["rate"], f["not_in_queue"]["sent_away"],
+                                                         f["not_in_queue"]["key"]))
+        row("wrongly not distributed", lambda f: _frac(f["not_in_queue"]["wrongly_rate"],
+                                                  f["not_in_queue"]["wrongly_sent_away"], f["not_in_queue"]["in_queue"]))
     lines.append("")
     lines.append(f"High-priority operating point against the key (flag when step 5's score >= threshold; "
                  f"the rubric's is {key['threshold']:g}, marked *)")

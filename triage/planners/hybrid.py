@@ -10,7 +10,7 @@ When to ask is data, in the rubric's optional `hybrid:` section (defaults below 
 - `on_request`: step 4 found a request type (default: either) (steps 4 and 6: feature vs enhancement is where the
   rubric is weakest, and a request the model reads as a bug report needs step 6 judged);
 - `on_request_evidence`: request evidence matched below step 4's threshold (a request the rubric may have missed;
-  off by default: on the dev sets it asks about 6% more issues, most of them bug reports);
+  off by default);
 - `high_priority`: step 5 is asked by the issue's class, not by closeness to the threshold
   (`triage.planners.escalation`: every issue the rubric flags; a bug report with high-priority evidence or a
   failure cue, or a version named with a failure; a request only with a strong cue);

@@ -13,6 +13,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 MODES = ("skip", "labels-only")  # skip: not triaged at all (the default); labels-only: labels, never a comment
+SKIPPED = "created before not-before ({cutoff}): not triaged (not-before-mode skip)"
 NO_COMMENT = "created before not-before ({cutoff}): labels only, no comment (not-before-mode labels-only)"
 
 

@@ -12,6 +12,8 @@ from typing import Any, Iterable, Mapping
 from triage.github.names import is_bot_account
 from triage.service.cutoff import github_time
 
+RECENT = "updated in the last few minutes: left to its own event run"  # a sweep leaves it to its own event run
+
 
 def label_history(events: Iterable[Mapping[str, Any]], review_label: str) -> tuple[frozenset[str], bool]:
     """From an issue's events: which labels were last added by a bot, and whether a person removed the review

@@ -30,7 +30,7 @@ May import: the standard library, `triage.config`, `triage.core`, `triage.planne
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from triage.config.bundle import Bundle
@@ -46,14 +46,14 @@ from triage.planners import plan_issue
 from triage.planners.base import Planner
 from triage.service.apply import apply_writes
 from triage.service.claim import CLAIM_REQUESTS, CLAIM_WAIT_SECONDS, may_post
-from triage.service.cutoff import NO_COMMENT, created_before
+from triage.service.cutoff import NO_COMMENT, SKIPPED, created_before
 from triage.service.limits import SWEEP_API_RESERVE
 from triage.service.ports import GitHubPort
-from triage.service.readings import label_history, updated_seconds_ago
+from triage.service.readings import RECENT, label_history, updated_seconds_ago
 from triage.service.results import IssueResult, SweepResult
+from triage.service.sweep import QueueSearch, run_sweep
 
 SEARCH_PAGE = 100  # results per search page (GitHub's maximum)
-RECENT = "updated in the last few minutes: left to its own event run"
 
 
 def opted_out_reason(skip: str) -> str:
@@ -91,11 +91,12 @@ class Triager:
 
     def triage(self, number: int, *, force: bool = False, require_queue: bool = True,
                issue: Mapping[str, Any] | None = None, leave_recent: bool = False,
-               cutoff: str | None = None) -> IssueResult:
+               cutoff: str | None = None, skip_before: str | None = None) -> IssueResult:
         """Read the issue from GitHub, plan it, and apply the plan (unless dry run). `issue`, when given, is the
         issue as just read (e.g. by the sweep's re-read) and is used instead of reading it again. A GitHub failure
         ends up in `error`, with whatever was written before it, so a sweep goes on and reports the truth.
-        `cutoff`: an issue created before it gets labels but no comment (the sweep's labels-only not-before)."""
+        `cutoff`: an issue created before it gets labels but no comment (the sweep's labels-only not-before);
+        `skip_before`: an issue created before it is left (the sweep's not-before in mode skip)."""
         result = IssueResult(number=number, dry_run=self.dry_run, forced=force, words=self.words,
                              marker=self.bundle.labels.marker, criteria=self.bundle.rubric.criteria_descriptions)
         before = self.client.request_count
@@ -103,7 +104,7 @@ class Triager:
         try:
             with self.client.deadline(self.issue_seconds or None):
                 self._triage(result, number, force=force, require_queue=require_queue, issue=issue,
-                             leave_recent=leave_recent, cutoff=cutoff)
+                             leave_recent=leave_recent, cutoff=cutoff, skip_before=skip_before)
         except (InputError, UnsafeWrite, TemplatesError) as exc:
             result.error = str(exc)
         except HTTPError as exc:
@@ -121,7 +122,8 @@ class Triager:
         return result
 
     def _triage(self, result: IssueResult, number: int, *, force: bool, require_queue: bool,
-                issue: Mapping[str, Any] | None, leave_recent: bool = False, cutoff: str | None = None) -> None:
+                issue: Mapping[str, Any] | None, leave_recent: bool = False, cutoff: str | None = None,
+                skip_before: str | None = None) -> None:
         issue = dict(issue) if issue is not None else self.client.get_issue(self.repo, number)
         bare = snapshot_from_json(issue)  # validates the shape before spending more calls on it
         result.title, result.url = bare.title, str(issue.get("html_url") or "")
@@ -132,6 +134,9 @@ class Triager:
         result.opted_out = self.bundle.labels.opted_out(bare.labels)
         result.left = self._leave(bare, issue, force=force, require_queue=require_queue, leave_recent=leave_recent)
         if result.left:
+            return
+        if skip_before and created_before(issue, skip_before):
+            result.left, result.before_cutoff = SKIPPED.format(cutoff=skip_before), True
             return
         count = issue.get("comments")
         comments = self.client.list_comments(self.repo, number) if not isinstance(count, int) or count > 0 else []
@@ -244,104 +249,17 @@ class Triager:
                 return
             after = last
 
-    def _cutoffs(self) -> tuple[str | None, str | None]:
-        """(the cut-off below which the sweep does not look, the cut-off below which it does not comment)."""
-        if not self.not_before:
-            return None, None
-        return (self.not_before, None) if self.not_before_mode == "skip" else (None, self.not_before)
-
     def sweep(self, max_issues: int, *, seconds: float | None = None, reserve: int = SWEEP_API_RESERVE,
-              on_result: Callable[[IssueResult], None] | None = None) -> SweepResult:
+              on_result: Callable[[IssueResult], None] | None = None, source: Any = None) -> SweepResult:
         """Triage open queue issues without the marker and not waiting for a person, oldest first, up to
         `max_issues`, reading the search a page at a time by key (see `queue`), so labelling issues never makes
         it miss one, and it reads no page it will not use. Each issue is re-read before planning (search results
         lag). Issues updated in the last `recent_seconds` are left to their own event run. Stops cleanly when the
         API budget, the time budget or the issue budget runs out, and counts what it left for the next sweep.
+        `source`: other issue numbers than the search's (triage.service.sweep.ListedIssues), with the same rules.
 
         `reserve`: requests of the hourly API budget this sweep leaves to the event runs that follow it. When it
         is reached the client refuses with nothing sent, and the sweep stops cleanly; the next sweep takes what
         is left. It holds for this sweep only: the client is handed back as it came."""
-        result = SweepResult(query=self.sweep_query(), not_before=self.not_before,
-                             not_before_mode=self.not_before_mode,
-                             dry_run=self.dry_run, marker=self.bundle.labels.marker)
-        walk = _Walk(max_issues=max_issues, seconds=seconds, started=self.clock(), on_result=on_result)
-        try:
-            with self.client.reserve(reserve):
-                self._walk(result, walk)
-        except HTTPError as exc:  # the search's own (each issue's errors are in its result)
-            if isinstance(exc, BudgetExhausted):
-                walk.stop = f"the API budget ran out: {exc}"
-            else:
-                result.results.append(IssueResult(number=None, error=f"search failed: {exc}", fatal=True))
-                walk.stop = "the search failed"
-        result.found = walk.found or 0
-        result.stopped = walk.stop
-        if walk.stop:  # the issue it stopped at is left too, unless it is reported as failed
-            result.left = max(walk.left - (1 if walk.failed_at_stop else 0), 0)
-        return result
-
-    def _walk(self, result: SweepResult, walk: _Walk) -> None:
-        """The sweep's loop over the queue; sets `walk.stop` when something ends it early."""
-        skip_before, labels_only = self._cutoffs()
-        if skip_before:  # one search request: GitHub's count of the queue issues the cut-off leaves alone
-            result.before_cutoff = self.client.search_page(f"{result.query} created:<{skip_before}")[1]
-        for item, total, index in self.queue(result.query, after=skip_before):
-            walk.found = total if walk.found is None else walk.found
-            walk.left = total - index  # this issue and those after it, as GitHub counted them for this page
-            walk.stop = walk.spent(self.clock())
-            if walk.stop:
-                return
-            age = updated_seconds_ago(item, self.clock())
-            if age is not None and age < self.recent_seconds:  # recent even in the search's copy: not read
-                result.skip(RECENT)
-                continue
-            walk.stop = self._tally(result, walk, self.triage(item["number"], leave_recent=True, cutoff=labels_only))
-            if walk.stop:
-                return
-
-    @staticmethod
-    def _tally(result: SweepResult, walk: _Walk, issue: IssueResult) -> str | None:
-        """Count one issue's result in the sweep; why the sweep stops here, or None to go on."""
-        if issue.left and issue.error is None:
-            result.skip(issue.left)
-            return None
-        if issue.error is None and issue.plan is not None and issue.plan.outcome == Outcome.NOTHING_TO_DO \
-                and not issue.labels_written:
-            # The search's copy was stale (its index lags our writes): already processed, not counted.
-            result.skip("already processed (the search index lags)")
-            return None
-        if issue.out_of_budget and not issue.applied.labels and not issue.applied.comment_template:
-            # The run's own budget said stop before this issue was written: a clean stop, not a failure; the
-            # issue is left for the next sweep with the others.
-            return f"the API budget ran out: {issue.error}"
-        walk.done += 1
-        result.before_cutoff += issue.before_cutoff
-        result.results.append(issue)
-        if walk.on_result is not None:
-            walk.on_result(issue)
-        if issue.fatal:
-            walk.failed_at_stop = True
-            return f"GitHub refused in a way that would fail every issue: {issue.error}"
-        return None
-
-
-@dataclass
-class _Walk:
-    """Where a sweep is: its budgets (issues, seconds) and what it has counted so far."""
-
-    max_issues: int
-    seconds: float | None
-    started: float
-    on_result: Callable[[IssueResult], None] | None = None
-    done: int = 0
-    found: int | None = None  # GitHub's count of the queue, from the first page
-    left: int = 0  # the issue being looked at and those after it
-    stop: str | None = None
-    failed_at_stop: bool = False  # the sweep stopped at an issue that failed (reported, so not left)
-
-    def spent(self, now: float) -> str | None:
-        if self.done >= self.max_issues:
-            return f"max-issues ({self.max_issues}) reached"
-        if self.seconds is not None and now - self.started > self.seconds:
-            return f"the sweep's time budget ({self.seconds:g} s) ran out"
-        return None
+        return run_sweep(self, source or QueueSearch(self), max_issues, seconds=seconds, reserve=reserve,
+                         on_result=on_result)

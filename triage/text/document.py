@@ -15,7 +15,7 @@ Locations (their weights are rubric data, not code):
 Which lines are code, headings, quotes or hidden is `triage.text.markdown`'s answer (one scanner for
 the located text and the command grammar); every pattern here is an RE2 pattern (`triage.text.patterns`).
 
-May import: the standard library and `triage.text` (markdown, patterns).
+May import: the standard library and `triage.text` (markdown, modifiers, patterns).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from triage.text import markdown
+from triage.text.modifiers import CueIndex
 from triage.text.patterns import Pattern, compile_pattern
 
 LOCATIONS = ("title", "prose", "code", "frame", "error", "comment", "environment")
@@ -45,6 +46,13 @@ class Document:
     text: dict[str, str]
     folded_text: dict[str, str] = field(default_factory=dict, repr=False)
     encoded_text: dict[str, bytes] = field(default_factory=dict, repr=False)
+    # Where the modifiers' cues are ("no", "if", "my own kernel": `triage.text.modifiers`), read once per text and
+    # only when a signal or frame that minds them has matched.
+    cues: CueIndex = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.cues is None:
+            object.__setattr__(self, "cues", CueIndex(self.encoded))
 
     @classmethod
     def of(cls, text: dict[str, str]) -> "Document":

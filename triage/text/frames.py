@@ -6,7 +6,11 @@ upgrading, training fails" are one frame: a *prior version or upgrade* slot and 
 in the same sentence. Each slot is a class of words (a vocabulary: rubric data, readable by a maintainer); a
 frame names the slots that must all occur in one sentence (`all`), and optionally slots that must not occur in
 that sentence (`none`, e.g. an exception for "silently wrong"), or anywhere in the issue (`none_in_issue`: "the
-job crashes" said of a traceback that ends in a ValueError is a loud failure, not a crash).
+job crashes" said of a traceback that ends in a ValueError is a loud failure, not a crash), and slots that must
+occur somewhere in the issue besides (`also_in_issue`: a hang is a multi-node hang only where several nodes or
+processes are named). A frame that minds modifiers (`mind: [negation, hypothetical, attribution]`,
+`triage.text.modifiers`) reads its first slot as the statement's head: in each sentence, the head's match that the
+modifiers' cues govern least counts, and the frame keeps that share of its weight ("does not hang" voids a hang).
 
 Units: every sentence of every location (a sentence ends at `.`/`!`/`?` followed by a space or the end, or at a
 line end), plus the *lead*: the title and the first sentence of the description read as one sentence, because
@@ -17,7 +21,7 @@ Cost: each slot is one RE2 scan of each location (linear whatever the pattern, `
 when its literals do not occur; at most `MAX_HITS` matches of one slot are kept per location, so hostile text
 repeating a word costs a bounded loop. Co-occurrence is a set intersection of sentence numbers per frame.
 
-May import: the standard library, `re2` (google-re2) and `triage.text` (document, matching, patterns).
+May import: the standard library, `re2` (google-re2) and `triage.text` (document, matching, modifiers, patterns).
 """
 
 from __future__ import annotations
@@ -31,13 +35,15 @@ import re2
 
 from triage.text.document import LOCATIONS, Document
 from triage.text.matching import Evidence
+from triage.text.modifiers import Modifier, evidence_group, governed_factor, resolve, sentence_ends
 from triage.text.patterns import Pattern, PatternError, compile_pattern, evidence_text
 
 __all__ = ["Frame", "SlotHits", "compile_frame", "compile_slots", "match_frame", "read_slots", "reads", "score_frames",
-           "LEAD"]
+           "sum_frames", "LEAD"]
 
 LEAD = "lead"  # the title + the description's first sentence, one unit; weighs as prose
 MAX_HITS = 2000  # matches of one slot kept per location: real issues have a handful; hostile text, thousands
+SCREEN_FROM = 256  # bytes: on a shorter text (a title, an example) one RE2 set pass costs more than it saves
 
 _BOUNDARY = compile_pattern(r"[.!?]+(?:\s|$)|\n")
 
@@ -50,6 +56,8 @@ class Frame:
     weight: float
     locations: tuple[str, ...]
     unless_anywhere: tuple[str, ...] = ()  # slots that must not occur anywhere in the issue
+    mind: tuple[Modifier, ...] = ()  # modifiers that void or discount its head (`all[0]`)
+    also_anywhere: tuple[str, ...] = ()  # slots that must occur somewhere in the issue besides
 
 
 def compile_slots(raw: dict[str, str], *, where: str) -> dict[str, Pattern]:
@@ -63,20 +71,36 @@ def compile_slots(raw: dict[str, str], *, where: str) -> dict[str, Pattern]:
     return out
 
 
-def compile_frame(raw: dict, slots: dict[str, Pattern], *, where: str) -> Frame:
-    """A frame from its rubric entry; ValueError (one line) when it names a slot that is not defined."""
+def compile_frame(raw: dict, slots: dict[str, Pattern], *, where: str,
+                  modifiers: dict[str, Modifier] | None = None, vocabulary: str = "high_priority.slots") -> Frame:
+    """A frame from its rubric entry; ValueError (one line) when it names a slot (of `vocabulary`, the rubric
+    section that holds the slots) or a modifier that is not defined."""
     needs, unless, nowhere = tuple(raw["all"]), tuple(raw.get("none", ())), tuple(raw.get("none_in_issue", ()))
-    for name in needs + unless + nowhere:
+    besides = tuple(raw.get("also_in_issue", ()))
+    for name in needs + unless + nowhere + besides:
         if name not in slots:
-            raise ValueError(f"{where}: frame '{raw['id']}' names slot '{name}', which high_priority.slots does not define")
-    return Frame(raw["id"], needs, unless, float(raw["weight"]), tuple(raw.get("in") or LOCATIONS), nowhere)
+            raise ValueError(f"{where}: frame '{raw['id']}' names slot '{name}', which {vocabulary} does not define")
+    mind = resolve(raw.get("mind"), modifiers or {}, where=where, owner=raw["id"])
+    return Frame(raw["id"], needs, unless, float(raw["weight"]), tuple(raw.get("in") or LOCATIONS), nowhere,
+                 mind, besides)
 
 
 @dataclass
 class SlotHits:
-    """Per unit location (the document's locations and the lead): slot -> {sentence number: its first match}."""
+    """Per unit location (the document's locations and the lead): slot -> {sentence number: its first match};
+    `more` keeps a sentence's later matches of a slot (a frame minding modifiers reads them all), `doc` and `lead`
+    the texts the matches are in."""
 
     hits: dict[str, dict[str, dict[int, Any]]]
+    more: dict[str, dict[str, dict[int, list]]] | None = None
+    doc: Document | None = None
+    lead: bytes = b""
+
+    def all_in(self, location: str, slot: str, sentence: int) -> list:
+        """Every kept match of the slot in one sentence, in order."""
+        first = self.sentences(location, slot).get(sentence)
+        later = ((self.more or {}).get(location, {}).get(slot, {})).get(sentence, [])
+        return ([first] if first is not None else []) + later
 
     def sentences(self, location: str, slot: str) -> dict[int, Any]:
         return self.hits.get(location, {}).get(slot, {})
@@ -91,21 +115,23 @@ class SlotHits:
 
 
 def _starts(encoded: bytes) -> list[int]:
-    """Byte offsets where each sentence starts (sentence 0 starts at 0)."""
-    starts = [0]
-    for found in _BOUNDARY.regex.finditer(encoded):
-        starts.append(found.end())
-    return starts
+    """Byte offsets where each sentence starts (sentence 0 starts at 0); the scan is shared (`sentence_ends`)."""
+    return [0, *sentence_ends(encoded)]
 
 
-def _slot_sentences(pattern: Pattern, encoded: bytes, starts: list[int]) -> dict[int, Any]:
+def _slot_sentences(pattern: Pattern, encoded: bytes, starts,
+                    more: dict[int, list] | None = None) -> dict[int, Any]:
     out: dict[int, Any] = {}
     for count, found in enumerate(pattern.regex.finditer(encoded)):
         if count >= MAX_HITS:
             break
-        sentence = bisect_right(starts, found.start()) - 1
+        # The sentence of the slot's own words: a boundary character the pattern consumes before them (the space
+        # after "model." in "model. torch 2.7.1") belongs to the sentence before.
+        sentence = bisect_right(starts, found.start(evidence_group(found))) - 1
         if sentence not in out:
             out[sentence] = found  # decoded only if quoted as evidence
+        elif more is not None:
+            more.setdefault(sentence, []).append(found)
     return out
 
 
@@ -127,7 +153,7 @@ def reads(frames: tuple[Frame, ...]) -> dict[str, frozenset[str]]:
     for f in frames:
         for name in (*f.needs, *f.unless):
             where.setdefault(name, set()).update(f.locations)
-        for name in f.unless_anywhere:
+        for name in (*f.unless_anywhere, *f.also_anywhere):
             where.setdefault(name, set()).update(ISSUE_WIDE)
     return {name: frozenset(locations) for name, locations in where.items()}
 
@@ -141,7 +167,9 @@ def read_slots(slots: dict[str, Pattern], doc: Document, locations=LOCATIONS,
         slots = {name: pattern for name, pattern in slots.items() if name in plan}
         locations = tuple(loc for loc in LOCATIONS if any(loc in where for where in plan.values()))
     hits: dict[str, dict[str, dict[int, Any]]] = {}
+    more: dict[str, dict[str, dict[int, list]]] = {}
     units = [(loc, doc.encoded(loc), doc.folded(loc)) for loc in locations if doc.encoded(loc)]
+    lead = b""
     if doc.encoded("title") and doc.encoded("prose"):
         lead = _lead(doc)
         units.append((LEAD, lead, lead.decode("utf-8", "replace").casefold()))
@@ -149,16 +177,16 @@ def read_slots(slots: dict[str, Pattern], doc: Document, locations=LOCATIONS,
     for location, encoded, folded in units:
         starts = [0] if location == LEAD else _starts(encoded)
         found = {}
-        present = screen(encoded)
+        present = screen(encoded) if len(encoded) > SCREEN_FROM else None  # a short text: the literals decide
         for name, pattern in slots.items():
             if plan is not None and not _wanted(plan[name], location):
                 continue
             if (present is None or name in present) and pattern.may_match(folded):
-                sentences = _slot_sentences(pattern, encoded, starts)
+                sentences = _slot_sentences(pattern, encoded, starts, more.setdefault(location, {}).setdefault(name, {}))
                 if sentences:
                     found[name] = sentences
         hits[location] = found
-    return SlotHits(hits)
+    return SlotHits(hits, more, doc, lead)
 
 
 @lru_cache(maxsize=8)
@@ -190,8 +218,9 @@ def _wanted(where: frozenset[str], location: str) -> bool:
     return location in where or (location == LEAD and ("title" in where or "prose" in where))
 
 
-def _fires(frame: Frame, hits: SlotHits, location: str) -> str | None:
-    """The evidence ("slot text … slot text") of the first sentence where the frame holds, else None."""
+def _fires(frame: Frame, hits: SlotHits, location: str) -> tuple[str, float] | None:
+    """The evidence ("slot text … slot text") of the first sentence where the frame holds and what its modifiers
+    leave of it (the first sentence that keeps the most), else None."""
     per_slot = [hits.sentences(location, name) for name in frame.needs]
     if not all(per_slot):
         return None
@@ -202,14 +231,37 @@ def _fires(frame: Frame, hits: SlotHits, location: str) -> str | None:
         common -= hits.sentences(location, name).keys()
     if not common:
         return None
-    first = min(common)
-    return " … ".join(evidence_text(sentences[first]) for sentences in per_slot)
+    chosen, head, kept = min(common), None, 1.0
+    if frame.mind and hits.doc is not None:
+        chosen, head, kept = _least_governed(frame, hits, location, sorted(common))
+        if kept <= 0:
+            return None
+    texts = [evidence_text(sentences[chosen]) for sentences in per_slot]
+    if head is not None:
+        texts[0] = evidence_text(head)
+    return " … ".join(texts), kept
+
+
+def _least_governed(frame: Frame, hits: SlotHits, location: str, sentences: list[int]) -> tuple[int, Any, float]:
+    """Of the sentences where the frame holds, the first whose head match keeps the most (sentence, match, share)."""
+    best: tuple[int, Any, float] = (sentences[0], None, 0.0)
+    text = hits.lead if location == LEAD else None
+    for sentence in sentences:
+        head, kept = governed_factor(hits.doc.cues, frame.mind, location,  # type: ignore[union-attr]
+                                     hits.all_in(location, frame.needs[0], sentence), text)
+        if kept > best[2]:
+            best = (sentence, head, kept)
+        if kept >= 1.0:
+            break
+    return best
 
 
 def match_frame(frame: Frame, hits: SlotHits, location_weights: dict[str, float]) -> Evidence | None:
     """One piece of evidence for a frame: in the location where it weighs most (a frame counts once)."""
     best: Evidence | None = None
     if any(hits.anywhere(name) for name in frame.unless_anywhere):
+        return None
+    if not all(hits.anywhere(name) for name in frame.also_anywhere):
         return None
     places = list(frame.locations)
     if "title" in places or "prose" in places:
@@ -221,9 +273,10 @@ def match_frame(frame: Frame, hits: SlotHits, location_weights: dict[str, float]
         weight = min(location_weights.get("prose" if location == LEAD else location, 0.0), 1.0)
         if not weight or (best is not None and frame.weight * weight <= best.points):
             continue
-        text = _fires(frame, hits, location)
-        if text is not None:
-            best = Evidence(frame.id, "title+prose" if location == LEAD else location, text, frame.weight * weight)
+        found = _fires(frame, hits, location)
+        if found is not None and (best is None or frame.weight * weight * found[1] > best.points):
+            best = Evidence(frame.id, "title+prose" if location == LEAD else location, found[0],
+                            frame.weight * weight * found[1])
     return best
 
 
@@ -234,3 +287,12 @@ def score_frames(frames: tuple[Frame, ...], hits: SlotHits,
     evidence = [e for e in (match_frame(f, hits, location_weights) for f in frames) if e is not None]
     positive = [e.points for e in evidence if e.points > 0]
     return max(positive, default=0.0) + sum(e.points for e in evidence if e.points < 0), evidence
+
+
+def sum_frames(frames: tuple[Frame, ...], hits: SlotHits,
+               location_weights: dict[str, float]) -> tuple[float, list[Evidence]]:
+    """Every frame that holds adds its points (each once, where it weighs most): step 4's frames are different
+    statements ("what we want is ...", "today we do it by hand", "nothing like this exists"), not re-readings of
+    one, so each is evidence of its own, as signals are."""
+    evidence = [e for e in (match_frame(f, hits, location_weights) for f in frames) if e is not None]
+    return sum(e.points for e in evidence), evidence

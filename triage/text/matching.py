@@ -4,16 +4,20 @@ A signal is a regular expression (or a set of them that must all match) with a w
 once per location it matches in, times that location's weight, so the same API named in the title,
 in the script and in a traceback frame adds up, while repeating a word fifty times in a log does not.
 Every hit is kept as `Evidence`, which is what the plan's reasons quote. Patterns are RE2 patterns
-(`triage.text.patterns`): matching costs time linear in the issue's text, whatever the rubric says.
+(`triage.text.patterns`): matching costs time linear in the issue's text, whatever the rubric says. A signal that
+minds modifiers (`mind: [negation]`, `triage.text.modifiers`) scores, in each location, its first match no cue
+governs, or, when every match is governed, what the best of them keeps (0: nothing).
 
-May import: the standard library and `triage.text` (document, patterns).
+May import: the standard library and `triage.text` (document, modifiers, patterns).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import islice
 
 from triage.text.document import LOCATIONS, Document
+from triage.text.modifiers import MAX_CUES, Modifier, governed_factor, resolve
 from triage.text.patterns import Pattern, PatternError, compile_pattern, evidence_text
 
 __all__ = [
@@ -28,6 +32,7 @@ class Signal:
     patterns: tuple[Pattern, ...]  # one for `match`, several for `all`
     weight: float
     locations: tuple[str, ...]
+    mind: tuple[Modifier, ...] = ()  # the modifiers that void or discount its match (`triage.text.modifiers`)
 
 
 @dataclass(frozen=True)
@@ -49,8 +54,9 @@ def _quote(text: str, limit: int = 60) -> str:
     return "'" + text.replace("'", "’") + "'"
 
 
-def compile_signal(raw: dict, *, where: str, line: int | None = None) -> Signal:
-    """A signal from its rubric entry; PatternError names the signal (and its line, when known)."""
+def compile_signal(raw: dict, *, where: str, line: int | None = None, modifiers: dict[str, Modifier] | None = None) -> Signal:
+    """A signal from its rubric entry; PatternError names the signal (and its line, when known); ValueError when it
+    minds a modifier `modifiers` does not define."""
     case_sensitive = raw.get("case", "insensitive") == "sensitive"
     sources = [raw["match"]] if "match" in raw else list(raw["all"])
     patterns = []
@@ -68,21 +74,27 @@ def compile_signal(raw: dict, *, where: str, line: int | None = None) -> Signal:
         patterns=tuple(patterns),
         weight=float(raw["weight"]),
         locations=tuple(raw.get("in") or LOCATIONS),
+        mind=resolve(raw.get("mind"), modifiers or {}, where=where, owner=raw["id"]),
     )
 
 
-def _find(pattern: Pattern, doc: Document, location: str) -> str | None:
+def _find(pattern: Pattern, doc: Document, location: str, mind: tuple[Modifier, ...] = ()) -> tuple[str, float] | None:
+    """The evidence of the pattern's match in the location and what the modifiers leave of it (1.0 without)."""
     if not pattern.may_match(doc.folded(location)):
         return None
-    found = pattern.regex.search(doc.encoded(location))
-    return evidence_text(found) if found else None
+    text = doc.encoded(location)
+    if not mind:
+        found = pattern.regex.search(text)
+        return (evidence_text(found), 1.0) if found else None
+    found, kept = governed_factor(doc.cues, mind, location, islice(pattern.regex.finditer(text), MAX_CUES))
+    return (evidence_text(found), kept) if found is not None and kept > 0 else None
 
 
-def _first_match(signal: Signal, index: int, doc: Document) -> tuple[str, str] | None:
+def _first_match(signal: Signal, index: int, doc: Document) -> tuple[str, str, float] | None:
     for location in signal.locations:
-        text = _find(signal.patterns[index], doc, location)
-        if text is not None:
-            return location, text
+        found = _find(signal.patterns[index], doc, location, signal.mind if index == 0 else ())
+        if found is not None:
+            return location, found[0], found[1]
     return None
 
 
@@ -94,18 +106,18 @@ def match_signal(signal: Signal, doc: Document, location_weights: dict[str, floa
         hits = [_first_match(signal, i, doc) for i in range(len(signal.patterns))]
         if not all(hits):
             return []
-        location, text = hits[0]  # type: ignore[misc]
+        location, _, kept = hits[0]  # type: ignore[misc]
         text = " … ".join(h[1] for h in hits)  # type: ignore[index]
-        points = signal.weight * max(location_weights[h[0]] for h in hits)  # type: ignore[index]
+        points = signal.weight * max(location_weights[h[0]] for h in hits) * kept  # type: ignore[index]
         return [Evidence(signal.id, location, text, points)] if points else []
     evidence = []
     for location in signal.locations:
         weight = location_weights[location]
         if not weight:
             continue
-        text = _find(signal.patterns[0], doc, location)
-        if text is not None:
-            evidence.append(Evidence(signal.id, location, text, signal.weight * weight))
+        found = _find(signal.patterns[0], doc, location, signal.mind)
+        if found is not None:
+            evidence.append(Evidence(signal.id, location, found[0], signal.weight * weight * found[1]))
     return evidence
 
 

@@ -15,11 +15,11 @@ May import: the standard library and `re2` (google-re2) only.
 from __future__ import annotations
 
 import functools
-
 import re
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable, Iterator
 
 import re2
 
@@ -111,8 +111,15 @@ class Pattern:
 
     source: str
     case_sensitive: bool
-    regex: Any = field(compare=False, repr=False)
     triggers: frozenset[str] | None = field(default=None, compare=False, repr=False)
+    # RE2's compiled pattern; None until first used when the pattern is known to compile (see `compile_pattern`).
+    compiled: Any = field(default=None, compare=False, repr=False)
+
+    @property
+    def regex(self):
+        if self.compiled is None:
+            object.__setattr__(self, "compiled", _re2(self.source, self.case_sensitive))
+        return self.compiled
 
     def may_match(self, folded: str) -> bool:
         if self.triggers is None:
@@ -145,12 +152,34 @@ def _utf8(text: str | bytes) -> bytes:
     return text if isinstance(text, bytes) else text.encode("utf-8", "replace")
 
 
-@functools.lru_cache(maxsize=4096)
+# Patterns RE2 compiled before, under this code and this RE2, with their required literals: what a queue's compiled
+# form (triage.config.compiled) remembers, so that loading it again neither re-parses them with Python's parser nor
+# compiles with RE2 what a run never matches (RE2 compiles each on first use).
+_KNOWN: dict[tuple[str, bool], frozenset[str] | None] = {}
+_RECORDING: list[set[tuple[str, bool]]] = []
+
+
 def compile_pattern(source: str, *, case_sensitive: bool = True) -> Pattern:
     """Compile with RE2 in multi-line mode; raises PatternError (one line) if RE2 refuses it. Cached: validation
-    and loading compile the same rubric's patterns, and a run must not pay for that twice."""
+    and loading compile the same rubric's patterns, and a run must not pay for that twice. A known pattern (see
+    `learn`) is neither parsed nor compiled here: RE2 compiles it when it is first used."""
+    if _RECORDING:
+        _RECORDING[-1].add((source, case_sensitive))
+    return _compiled(source, case_sensitive)
+
+
+@functools.lru_cache(maxsize=4096)
+def _compiled(source: str, case_sensitive: bool) -> Pattern:
+    key = (source, case_sensitive)
+    if key in _KNOWN:
+        return Pattern(source, case_sensitive, triggers=_KNOWN[key])
+    regex = _re2(source, case_sensitive)
+    return Pattern(source, case_sensitive, triggers=required_literals(source, case_sensitive), compiled=regex)
+
+
+def _re2(source: str, case_sensitive: bool):
     try:
-        regex = re2.compile("(?m)" + source, _options(case_sensitive))
+        return re2.compile("(?m)" + source, _options(case_sensitive))
     except re2.error as exc:
         message = exc.args[0] if exc.args else "invalid pattern"
         if isinstance(message, bytes):
@@ -158,7 +187,37 @@ def compile_pattern(source: str, *, case_sensitive: bool = True) -> Pattern:
         raise PatternError(" ".join(str(message).split())) from None
     except (TypeError, UnicodeEncodeError) as exc:
         raise PatternError(f"not a pattern ({exc})") from None
-    return Pattern(source, case_sensitive, regex, required_literals(source, case_sensitive))
+
+
+@contextmanager
+def recording() -> Iterator[set[tuple[str, bool]]]:
+    """Within the block, the (source, case_sensitive) of every pattern compiled (the patterns a queue uses)."""
+    used: set[tuple[str, bool]] = set()
+    _RECORDING.append(used)
+    try:
+        yield used
+    finally:
+        _RECORDING.remove(used)
+
+
+def learn(known: Iterable[tuple[str, bool, frozenset[str] | None]]) -> None:
+    """Patterns RE2 compiled before under this code, with their required literals (triage.config.compiled)."""
+    for source, case_sensitive, literals in known:
+        _KNOWN[(source, case_sensitive)] = literals
+
+
+def check_pattern(source: str) -> None:
+    """Raise PatternError (one line) if RE2 refuses the pattern; nothing else. For a pattern that is never run on
+    text by itself (a rubric part, checked on its own before it is composed), so it pays for no literal pre-check."""
+    try:
+        re2.compile("(?m)" + source, _options(True))
+    except re2.error as exc:
+        message = exc.args[0] if exc.args else "invalid pattern"
+        if isinstance(message, bytes):
+            message = message.decode("utf-8", "replace")
+        raise PatternError(" ".join(str(message).split())) from None
+    except (TypeError, UnicodeEncodeError) as exc:
+        raise PatternError(f"not a pattern ({exc})") from None
 
 
 def evidence_text(found) -> str:

@@ -1,4 +1,6 @@
-"""The queue label: an issue labelled with it, or opened/reopened carrying it, is triaged.
+"""The queue label: an issue labelled with it, or opened/reopened carrying it, is triaged. When the `queue-label`
+input names the label (action.yml's default does), an event for another label or an issue without it is answered
+from the payload alone: no queue is loaded and nothing is read.
 
 May import: `triage.action.context`, `triage.action.routing`, `triage.action.settings`, `triage.action.routers.*`.
 """
@@ -41,15 +43,19 @@ def on_issue_labeled(context: Context) -> Result:
 
 
 def _check_opened(event: Event) -> Result | None:
-    event.issue()  # a malformed payload fails before anything is read
+    snapshot = event.issue()  # a malformed payload fails before anything is read
+    return _outside(snapshot, event.settings.queue_label)
+
+
+def _outside(snapshot, label: str) -> Result | None:
+    """The issue does not carry the queue label (`label`, empty when only the configuration knows it)."""
+    if label and not snapshot.has_label(label):
+        return ignored(f"issue #{snapshot.number} does not have the queue label {label!r}")
     return None
 
 
 def _configured_opened(context: Context) -> Result | None:
-    snapshot = context.issue()
-    if not snapshot.has_label(context.queue_label):
-        return ignored(f"issue #{snapshot.number} does not have the queue label {context.queue_label!r}")
-    return None
+    return _outside(context.issue(), context.queue_label)
 
 
 @router.on("issues.opened", "issues.reopened", check=_check_opened, configured=_configured_opened)

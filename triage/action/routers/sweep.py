@@ -40,14 +40,16 @@ def on_workflow_dispatch(context: Context) -> Result:
     return result
 
 
-def sweep(context: Context) -> Result:
+def sweep(context: Context, source=None) -> Result:
+    """The sweep over the queue's search, or over `source`'s issues (an apply run's saved plans,
+    triage.service.sweep.ListedIssues), with the same budgets and the same report."""
     from triage.service.summary import cutoff_line, line_for
 
     s = context.settings
-    done = context.triager.sweep(s.max_issues, seconds=s.sweep_seconds,
+    done = context.triager.sweep(s.max_issues, seconds=s.sweep_seconds, source=source,
                                  on_result=lambda r: context.reporter.info(line_for(r)))
     skip = context.bundle.labels.skip
-    notes = [f"query: {done.query}", f"budget: {s.max_issues} issues",
+    notes = [f"query: {done.query}" if source is None else done.query, f"budget: {s.max_issues} issues",
              f"issues carrying '{skip}' are left out of the search: a person opted them out"]
     if done.not_before:  # the log's line; the step summary says it in its first lines (triage.action.summary)
         context.reporter.info(f"ptd-triage: {cutoff_line(done)}")

@@ -1,0 +1,172 @@
+"""Step 5 reads what happened, not its words: one table per class of false flag the issue names, each with controls.
+
+Every issue here is invented for this file, in its own wording (nothing is copied from a dataset). Each class has
+rows that carry a criterion's words without meeting it, and controls that say nearly the same thing and do meet it,
+so a rule that drops the words altogether fails the controls:
+- negation: the criterion denied ("no crash", "does not hang", "nothing was corrupted");
+- hypothetical: supposed, feared or guarded against ("if the barrier hangs we want ...");
+- attribution: the reporter puts the failure on their own side (their mistake, their own kernel or backend, a
+  collective only one rank called), in the description or in a later comment;
+- scope: one laptop or one machine for a hang, one device or one process for any criterion;
+- count vs version: "from 1 GPU to 8" is not a version change;
+- quantifier: "every config in the docs" is not many users;
+- wrong object: the documentation's printed output is wrong, not a collective.
+The rubric (`modifiers:` and `high_priority:` in queues/distributed/rubric.yaml) must judge every row.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from engine_helpers import MARKER, REVIEW, fenced, plan_for
+
+SCRIPT = fenced("import torch.distributed as dist\ndist.init_process_group('nccl')\nrun(model)")
+
+
+def flagged(plan) -> bool:
+    return plan.outcome == "high_priority" and REVIEW in plan.add_labels and MARKER not in plan.add_labels
+
+
+# class -> (rows that must NOT be flagged, controls that MUST be flagged), each (title, body, comments)
+TABLE: dict[str, tuple[list[tuple], list[tuple]]] = {
+    "negation": (
+        [
+            ("Checkpoint save raises IndexError with an empty param group",
+             "Saving fails before anything is written. Nothing was lost and no checkpoint got corrupted; I only "
+             "cannot save while the group is empty.\n" + SCRIPT, ()),
+            ("Recompilation every step with fully_shard and compile",
+             "Every step recompiles. The job does not hang and there is no crash, only the step time grows.\n"
+             + SCRIPT, ()),
+            ("Gradients after no_sync look right",
+             "After leaving no_sync the gradients are never wrong in my tests; I only want to confirm the "
+             "documented contract.\n" + SCRIPT, ()),
+        ],
+        [
+            ("Checkpoint save corrupts the shard files",
+             "After saving, two shard files of the checkpoint are truncated and the reload fails.\n" + SCRIPT, ()),
+            ("barrier hangs on two nodes",
+             "No error is printed, but the barrier hangs on two nodes after the first epoch.\n" + SCRIPT, ()),
+            ("Gradients after no_sync are silently wrong",
+             "Leaving no_sync silently drops the gradients of the last bucket.\n" + SCRIPT, ()),
+        ],
+    ),
+    "hypothetical": (
+        [
+            ("Ask: dump every rank's stack before the watchdog kills a job",
+             "In case the all_reduce hangs on our cluster, we would like the watchdog to dump all stacks before "
+             "killing the job.\n" + SCRIPT, ()),
+            ("Question about DCP saves interrupted midway",
+             "If the job is killed during dcp.save the checkpoint could be corrupted, I suppose. Is that handled?\n"
+             + SCRIPT, ()),
+        ],
+        [
+            ("all_reduce hangs when the job spans two nodes",
+             "If we launch on two nodes, the all_reduce hangs after ten minutes.\n" + SCRIPT, ()),
+            ("dcp.save leaves a corrupted checkpoint",
+             "When the job is preempted during dcp.save the checkpoint is corrupted and cannot be loaded.\n"
+             + SCRIPT, ()),
+        ],
+    ),
+    "attribution": (
+        [
+            ("Segfault in allreduce with our registered backend",
+             "allreduce segfaults about once in fifty calls on our accelerator.\n" + SCRIPT,
+             ("Found it: the segfault is in our own backend library, we freed the work object too early. Sorry!",)),
+            ("Illegal memory access in backward with fully_shard on 8 GPUs",
+             "CUDA error: an illegal memory access was encountered, only with 8 shards.\n" + SCRIPT,
+             ("It was my own Triton kernel reading past the end of the shard. Not a PyTorch bug.",)),
+            ("all_gather_object hangs after evaluation on 2 nodes",
+             "After evaluation the job hangs forever in all_gather_object.\n" + SCRIPT,
+             ("You were right: only rank 0 calls all_gather_object in our code. My mistake.",)),
+        ],
+        [
+            ("Segfault in allreduce with the NCCL backend",
+             "allreduce segfaults about once in fifty calls.\n" + SCRIPT,
+             ("We rebuilt our own training image from scratch and it still segfaults the same way.",)),
+            ("all_gather_object hangs after evaluation on 2 nodes",
+             "After evaluation the job hangs forever in all_gather_object on every rank.\n" + SCRIPT,
+             ("Every rank calls it; I checked with TORCH_DISTRIBUTED_DEBUG=DETAIL.",)),
+        ],
+    ),
+    "scope": (
+        [
+            ("barrier never returns with gloo on Windows",
+             "On my laptop with two processes the gloo barrier blocks forever; I have no other machine.\n" + SCRIPT,
+             ()),
+            ("NaN loss with GradScaler",
+             "One GPU (A10), fp16 autocast with GradScaler. After some thousand steps the loss is wrong: nan, "
+             "silently, with no warning.\n" + SCRIPT, ()),
+        ],
+        [
+            ("barrier never returns with gloo across two machines",
+             "With two machines over TCP the gloo barrier blocks forever.\n" + SCRIPT, ()),
+            ("all_reduce hangs on 2 nodes, fine on one machine",
+             "The same script works on one machine and hangs in the first all_reduce on two nodes.\n" + SCRIPT, ()),
+            ("FSDP loss differs from the single-GPU run",
+             "With FSDP the loss after 100 steps differs from the single-GPU reference by 20%, with no error.\n"
+             + SCRIPT, ()),
+        ],
+    ),
+    "count-vs-version": (
+        [
+            ("DDP with 8 GPUs is slower per GPU than 1 GPU",
+             "We moved the training from 1 GPU to 8 GPUs and each GPU is slower than before. Expected?\n" + SCRIPT,
+             ()),
+            ("Throughput per GPU drops when going from 2 to 4 nodes",
+             "We moved from 2 nodes to 4 nodes and the throughput per GPU is 25% lower.\n" + SCRIPT, ()),
+        ],
+        [
+            ("DDP all_reduce fails after moving to 2.6",
+             "We moved from 2.5.1 to 2.6.0 and every all_reduce fails with an NCCL error; same script.\n" + SCRIPT,
+             ()),
+        ],
+    ),
+    "quantifier": (
+        [
+            ("FULL_SHARDED typo in the FSDP docs",
+             "I tried every config in the docs page and each one fails with an AttributeError: FULL_SHARDED.\n"
+             + SCRIPT, ()),
+        ],
+        [
+            ("torchrun miscounts GPUs with UUID device lists",
+             "Every user of our framework on these clusters hits it; we had about 30 user reports this month.\n"
+             + SCRIPT, ()),
+        ],
+    ),
+    "wrong-object": (
+        [
+            ("Docs: the reduce_scatter_tensor example prints the wrong output",
+             "The collective itself is fine; only the printed output in the docs example is wrong for rank 1.", ()),
+            ("[docs] all_gather example shows the wrong values",
+             "The docstring example shows the wrong output values after all_gather.", ()),
+        ],
+        [
+            ("reduce_scatter_tensor returns the wrong values for rank 1",
+             "The output on rank 1 is wrong after reduce_scatter_tensor, the docs say it should hold the sum.\n"
+             + SCRIPT, ()),
+        ],
+    ),
+}
+
+ROWS = [(name, i) for name, (rows, _) in TABLE.items() for i in range(len(rows))]
+CONTROLS = [(name, i) for name, (_, rows) in TABLE.items() for i in range(len(rows))]
+
+
+@pytest.mark.parametrize("name,index", ROWS, ids=[f"{n}-{i}" for n, i in ROWS])
+def test_words_without_the_fact_are_not_flagged(name, index):
+    title, body, comments = TABLE[name][0][index]
+    plan = plan_for(title, body, comments=comments)
+    assert not flagged(plan), plan.step(5).reason if plan.step(5) else plan.reasons
+
+
+@pytest.mark.parametrize("name,index", CONTROLS, ids=[f"{n}-{i}" for n, i in CONTROLS])
+def test_controls_the_fact_is_still_flagged(name, index):
+    title, body, comments = TABLE[name][1][index]
+    plan = plan_for(title, body, comments=comments)
+    assert flagged(plan), plan.step(5).reason if plan.step(5) else plan.reasons
+
+
+def test_every_class_has_rows_and_controls():
+    assert all(rows and controls for rows, controls in TABLE.values())
+    assert {"negation", "hypothetical", "attribution", "scope", "count-vs-version", "quantifier",
+            "wrong-object"} <= set(TABLE)

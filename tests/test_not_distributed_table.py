@@ -1,0 +1,97 @@
+"""Step 1 sends not-distributed issues away and keeps real distributed bugs: a table in this file's own words.
+
+Every issue is invented here (nothing is copied from a dataset). The rows are the procedure's signs that an issue is
+not distributed: a single GPU with no distributed code (said outright, or found by the reporter in a later comment),
+a CUDA OOM on one device, a build or packaging failure, a pure torch.compile problem, a domain library, an install
+question. The controls carry the same words and are distributed bugs: a single GPU as the run that works, an OOM
+under FSDP, an undefined NCCL symbol inside a process group's traceback, a checkpoint loaded in one process, a
+comparison that removes DDP and sees the failure go away.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from engine_helpers import fenced, plan_for
+
+DIST_SCRIPT = fenced("import torch.distributed as dist\ndist.init_process_group('nccl')\n"
+                     "model = DDP(model, device_ids=[rank])\nloss = model(x).sum()\nloss.backward()")
+
+# (title, body, comments)
+AWAY: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "single-gpu-said": (
+        "bf16 matmul gives different numbers on two GPU models",
+        "I cut our trainer down to a single GPU, no distributed code at all, and the difference stays.\n"
+        + fenced("y = torch.nn.Linear(64, 64).cuda().bfloat16()(x)"), ()),
+    "single-gpu-in-a-comment": (
+        "Training stalls at the start of every epoch",
+        "Our job stalls for minutes when an epoch starts. We thought NCCL was the cause.", 
+        ("Update: it still hangs without DDP, in a plain python process on one GPU. The loader workers are stuck.",)),
+    "oom-one-device": (
+        "CUDA out of memory on the second epoch",
+        "Single GPU (A10, 24 GB), no DDP. The second epoch runs out of memory with the same batch size.\n"
+        + fenced("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"), ()),
+    "packaging-symbol": (
+        "import torch fails: undefined symbol ncclCommSplit",
+        "Right after installing the new wheel, `import torch` fails. I am not doing any distributed training.\n"
+        + fenced("ImportError: libtorch_cuda.so: undefined symbol: ncclCommSplit"), ()),
+    "compile-only": (
+        "torch.compile produces wrong gradients for a custom autograd.Function",
+        "This is reproducible in a single process with no process group: the compiled backward differs from eager.",
+        ()),
+    "domain-library": (
+        "torchvision decode_jpeg segfaults in DataLoader workers",
+        "It reproduces with a single process, no process group, just the DataLoader and decode_jpeg.", ()),
+    "install-question": (
+        "Which pytorch wheel for a cluster whose driver is CUDA 12.2?",
+        "We want to run distributed training later; which binary should we install for this driver?", ()),
+}
+
+KEPT: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "single-gpu-as-control": (
+        "DDP loss differs from the single-GPU run",
+        "On one GPU the loss goes down as expected; with DDP on 8 GPUs it is off by a factor of 8.\n" + DIST_SCRIPT,
+        ()),
+    "without-ddp-it-works": (
+        "Segfault in backward with DDP and our fused kernel",
+        "Without DDP (single GPU) everything works; with DDP the backward segfaults.\n" + DIST_SCRIPT, ()),
+    "oom-under-fsdp": (
+        "FSDP2 runs out of memory where FSDP1 did not",
+        "CUDA out of memory with fully_shard on 8 GPUs; the same model fit with FSDP1.\n" + DIST_SCRIPT, ()),
+    "nccl-symbol-in-a-pg": (
+        "ProcessGroupNCCL fails with undefined symbol when creating a communicator",
+        "init_process_group works, then the first all_reduce fails on every rank.\n" + DIST_SCRIPT
+        + fenced("RuntimeError: NCCL error in ProcessGroupNCCL.cpp: undefined symbol: ncclCommInitRankConfig"), ()),
+    "checkpoint-in-one-process": (
+        "Loading a 64-rank DCP checkpoint in a single process for evaluation",
+        "Our eval runs in a single Python process, no torchrun, no process group. dcp.load of the FSDP2 "
+        "checkpoint written by 64 ranks fails with a planner error; DCP should support this.\n"
+        + fenced("import torch.distributed.checkpoint as dcp\ndcp.load(state_dict, checkpoint_id=path)"), ()),
+    "asked-not-told": (  # a maintainer's question is not the reporter's finding
+        "all_gather hangs on two nodes",
+        "The all_gather hangs after an hour on two nodes.",
+        ("Does it still hang without DDP, on one GPU?",)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(AWAY))
+def test_a_not_distributed_issue_is_sent_away(name):
+    title, body, comments = AWAY[name]
+    plan = plan_for(title, body, comments=comments)
+    assert plan.outcome == "not_distributed", plan.step(1).reason
+
+
+@pytest.mark.parametrize("name", sorted(KEPT))
+def test_controls_a_distributed_bug_with_the_same_words_stays(name):
+    title, body, comments = KEPT[name]
+    plan = plan_for(title, body, comments=comments)
+    assert plan.outcome != "not_distributed", plan.step(1).reason
+
+
+def test_a_not_distributed_outcome_is_never_flagged():
+    """Step 1 stops the procedure: whatever crash, hang or wrong-result words the issue carries, no flag."""
+    plan = plan_for("Segfault and silently wrong results in torchvision transforms",
+                    "It crashes with a segfault and the outputs are silently wrong. It reproduces in a single "
+                    "process, no process group.")
+    assert plan.outcome == "not_distributed"
+    assert "high priority" not in plan.add_labels and all(s.step != 5 for s in plan.steps)

@@ -5,11 +5,13 @@
 
 No model is called: the gate (`triage.planners.hybrid.uncertain_steps`) decides from the rubric's plan alone, so
 what it would send is measured exactly. Per dataset and per fixed half (`triage.evaluation.figures.half_of`):
-- asked: the share of issues for which the model would be asked anything (any step), and for step 5;
+- asked: the share of issues for which the model would be asked anything (any step), and for step 5 (the same
+  share since issue 28: whenever the model is asked, its reading of steps 4 and 5 decides);
 - step 5 seen: of the key's high-priority issues, the share the rubric flags or the gate sends to the model at
   step 5 (goal >= 0.95: the gate must not hide a high-priority issue from the model);
 - rubric hp recall (all, and over the key's `sure: high` lines) and false flags, for reference.
-Goals (issue 17): asked <= 0.35, step 5 seen >= 0.95.
+Goals: step 5 seen >= 0.95 (issue 17); asked <= 0.60 (issue 28: every issue the rubric flags, every request it
+finds and every bug report with a failure cue is asked; measured dev 0.679, dev2 0.601).
 
 Imports: the standard library and the project (`triage`). Nothing here is imported by the package or the tests.
 """

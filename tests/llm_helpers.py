@@ -67,8 +67,8 @@ def good_answer(bundle=None, **overrides):
         "route": {"decision": "parallelisms", "reason": "FSDP is parallelisms", "quote": "FSDP2"},
         "modules": {"decision": "high", "labels": ["module: fsdp"], "reason": "fully_shard", "quote": "fully_shard"},
         "type": {"decision": "none", "performance": False, "reason": "a bug", "quote": ""},
-        "high_priority": {"decision": "no_flag", "criteria": [], "removal_reason": "none",
-                          "reason": "no step-5 criterion", "quote": ""},
+        "high_priority": {"decision": "no_flag", "criteria": [], "no_flag_reason": "no_criterion_met",
+                          "reason": "no step-5 criterion", "quote": "It hangs"},
         "reproduction": {"decision": "has_reproduction", "reason": "script given", "quote": "loss.backward()"},
     }
     answer.update(overrides)

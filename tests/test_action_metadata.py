@@ -35,6 +35,7 @@ INPUTS = {"github-token", "queue-label", "rubric", "labels", "templates", "dry-r
           "force", "config", "command", "bot-login", "issue-timeout", "sweep-timeout", "not-before", "not-before-mode",
           "mode", "plans-file", "planner", "llm-provider", "llm-model", "llm-base-url", "llm-api-key",
           "llm-max-calls", "llm-timeout", "llm-output-mode", "llm-price-input", "llm-price-output",
+          "llm-price-cached-input", "llm-prompt-cache",
           "shadow-since", "shadow-until", "shadow-file", "shadow-cache"}
 OUTPUTS = {"outcome", "labels-added", "sub-oncall", "modules", "plan", "triaged", "flagged", "failed", "left",
            "plans", "plans-file", "planned", "plan-file", "summary-file", "shadow-file"}

@@ -87,7 +87,7 @@ def _render_prompt(bundle):
 
     snapshot = snapshot_from_json({"number": 1, "title": "cache corrupts data", "body": "", "labels": [],
                                    "user": {"login": "someone", "type": "User"}})
-    prompt = render(snapshot, bundle, [])
+    prompt = render(snapshot, bundle)
     assert prompt.system and prompt.user
 
 

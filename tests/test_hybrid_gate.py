@@ -1,8 +1,10 @@
-"""When the hybrid planner asks the model about step 5 (triage/planners/escalation.py): by the issue's class.
+"""When the hybrid planner asks the model (triage/planners/hybrid.py, escalation.py): on every issue the rubric
+flags, every request the rubric finds, and step 5 by the issue's class; and whenever it asks, the model's reading
+of steps 4 and 5 decides (issue 28).
 
-Invented issues, written for this file. The gate's point: a high-priority issue the rubric scores zero (its
-wording is unknown to every criterion) must still reach the model, while a plain bug report, a request about
-hangs and an issue the rubric already flagged do not cost a call for step 5.
+Invented issues, written for this file. The step-5 gate's point: a high-priority issue the rubric scores zero (its
+wording is unknown to every criterion) must still reach the model, while a plain bug report and a request about
+hangs do not cost a call for step 5 (`asked` isolates that gate: no request trigger, nothing added when asked).
 """
 
 from __future__ import annotations
@@ -19,18 +21,53 @@ from triage.planners.hybrid import HybridSettings, uncertain_steps
 SCRIPT = fenced("import torch.distributed as dist\nmodel = DDP(net)\nloss.backward()")
 
 
+def step5_only(b) -> HybridSettings:
+    """The rubric's gate with only step 5's class deciding (no request trigger, nothing added when asked)."""
+    return dataclasses.replace(HybridSettings.from_rubric(b.rubric), on_request=(), model_decides=())
+
+
 def asked(title: str, body: str, settings: HybridSettings | None = None):
     b = bundle()
     issue = snap(title, body)
     plan = plan_issue(issue, b)
-    take, why = uncertain_steps(issue, b, plan, settings or HybridSettings.from_rubric(b.rubric))
+    take, why = uncertain_steps(issue, b, plan, settings or step5_only(b))
     return plan, 5 in take, why
 
 
 def test_the_gate_is_read_from_the_rubric():
-    gate = HybridSettings.from_rubric(bundle().rubric).high_priority
+    settings = HybridSettings.from_rubric(bundle().rubric)
+    gate = settings.high_priority
     assert gate.cues and "blocking" in gate.cues and gate.request_cues == ("crash_signal",)
-    assert gate.confirm_flags is False
+    assert gate.confirm_flags is True
+    assert settings.on_request == ("feature", "enhancement") and settings.model_decides == (4, 5)
+    assert settings.on_request_evidence is False
+
+
+def test_whenever_the_model_is_asked_it_decides_steps_4_and_5():
+    b = bundle()
+    settings = HybridSettings.from_rubric(b.rubric)
+    # Asked for the request alone (no step-5 class): steps 4, 5 and 6 are the model's.
+    issue = snap("Add a way to name a sub-mesh", "### 🚀 The feature, motivation and pitch\n\nPlease add a "
+                 "`name=` to DeviceMesh slicing so logs can tell sub-meshes apart.")
+    take, why = uncertain_steps(issue, b, plan_issue(issue, b), settings)
+    assert {4, 5, 6} <= take and any(w.startswith("a request (") for w in why)
+    take, _ = uncertain_steps(issue, b, plan_issue(issue, b), dataclasses.replace(settings, model_decides=(4,)))
+    assert 5 not in take and 4 in take
+    # Not asked at all: nothing is the model's.
+    plain = snap("DDP find_unused_parameters raises", "```\nRuntimeError: Expected to have finished reduction in "
+                 "the prior iteration\n```\n" + SCRIPT)
+    assert uncertain_steps(plain, b, plan_issue(plain, b), settings) == (frozenset(), ())
+
+
+def test_request_evidence_below_the_threshold_asks_when_configured():
+    b = bundle()
+    issue = snap("FSDP2 summon_full_params with writeback", "We should be able to write back from rank 0 only.\n"
+                 + SCRIPT)
+    plan = plan_issue(issue, b)
+    assert not plan.step(4).labels and any(e.points > 0 for e in plan.step(4).evidence)
+    settings = dataclasses.replace(step5_only(b), on_request_evidence=True)
+    take, why = uncertain_steps(issue, b, plan, settings)
+    assert 4 in take and any("request evidence below the threshold" in w for w in why)
 
 
 def test_a_bug_report_scoring_zero_with_a_cue_reaches_the_model():
@@ -68,14 +105,14 @@ def test_a_request_reaches_the_model_only_when_a_process_died():
     assert five and any("a request with a high-priority cue" in w for w in why)
 
 
-def test_a_flag_the_rubric_raised_is_not_asked_again_unless_configured():
+def test_every_flag_the_rubric_raises_is_put_to_the_model_unless_configured_off():
     issue = ("all_reduce never returns on two nodes", "Rank 1 waits in the collective.\n" + SCRIPT)
-    plan, five, _ = asked(*issue)
-    assert plan.outcome == "high_priority" and not five
-    base = HybridSettings.from_rubric(bundle().rubric)
-    confirming = dataclasses.replace(base, high_priority=dataclasses.replace(base.high_priority, confirm_flags=True))
-    _, five, why = asked(*issue, settings=confirming)
-    assert five and "confirm the rubric's high-priority flag" in why
+    plan, five, why = asked(*issue)
+    assert plan.outcome == "high_priority" and five and "confirm the rubric's high-priority flag" in why
+    base = step5_only(bundle())
+    quiet = dataclasses.replace(base, high_priority=dataclasses.replace(base.high_priority, confirm_flags=False))
+    _, five, _ = asked(*issue, settings=quiet)
+    assert not five
 
 
 @pytest.mark.parametrize("raw, expected", [

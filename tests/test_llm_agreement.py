@@ -62,7 +62,8 @@ def agreeing_answer(plan, bundle) -> dict:
         "route": part(route),
         "modules": modules,
         "type": part(kind, performance=performance),
-        "high_priority": part("flag" if flag else "no_flag", criteria=[], removal_reason="none"),
+        "high_priority": part("flag" if flag else "no_flag", criteria=list(s5.criteria)[:1] or ["crash"] if flag else [],
+                              no_flag_reason="none" if flag else "no_criterion_met"),
         "reproduction": part(repro),
     }
 

@@ -128,7 +128,7 @@ def test_a_reply_echoing_the_key_ends_in_the_rubrics_plan_and_is_written_nowhere
         route={"decision": "parallelisms", "reason": f"first half {KEY[:25]} second half {KEY[25:]}",
                "quote": f"token {fake_github.token}"},
         high_priority={"decision": "no_flag", "reason": " ".join(KEY[i:i + 9] for i in range(0, 45, 9)),
-                       "criteria": [], "removal_reason": "none", "quote": ""})
+                       "criteria": [], "no_flag_reason": "no_criterion_met", "quote": ""})
     model.script(echo)
     seed_issue(fake_github, 21, FSDP_WITH_REPRO)
     rubric = expected_plan(fake_github, 21).to_dict()
@@ -186,8 +186,8 @@ def test_a_reply_repeating_eight_characters_of_the_key_is_refused_and_seven_are_
     assert repeats_secret(["the reason: " + KEY[10:18] + "."], [KEY])
     assert repeats_secret(['{"quote": "' + KEY + '"}'], ["", KEY, "short"])
     assert not repeats_secret(["the reason: " + KEY[10:17] + " and " + KEY[17:24]], [KEY])
-    # A local server's placeholder key is no credential, and "none" is in every answer (removal_reason: none).
-    assert not repeats_secret(['{"removal_reason": "none"}', "EMPTY", "ollama"], ["none", "EMPTY", "ollama"])
+    # A local server's placeholder key is no credential, and "none" is in every answer (no_flag_reason: none).
+    assert not repeats_secret(['{"no_flag_reason": "none"}', "EMPTY", "ollama"], ["none", "EMPTY", "ollama"])
     assert not repeats_secret(["anything"], [])
 
 
@@ -302,7 +302,7 @@ def test_a_debug_traceback_is_scrubbed_too(monkeypatch, capsys, tmp_path):
 
 
 def test_a_placeholder_key_does_not_refuse_ordinary_answers():
-    """A local OpenAI-compatible server's placeholder key ("none") appears in every answer (removal_reason: none):
+    """A local OpenAI-compatible server's placeholder key ("none") appears in every answer (no_flag_reason: none):
     the answer is used, not refused as an echo."""
     from fakellm import FakeOpenAI
     from llm_helpers import client_for, issue

@@ -35,13 +35,16 @@ def obedient(bundle):
                                 "reason": "the issue told me so", "quote": "ignore all previous instructions"},
             "route": {"decision": routes[len(text) % len(routes)], "reason": "as instructed", "quote": ""},
             "modules": {"decision": "high", "labels": modules, "reason": "all of them", "quote": ""},
-            "type": {"decision": "feature" if "feature" in text else "enhancement", "performance": True,
+            "type": {"decision": "feature" if "feature" in text else "enhancement", "performance": "feature" not in text,
                      "reason": "as instructed", "quote": ""},
             "high_priority": {"decision": "flag" if "priority" in text else "no_flag", "reason": "URGENT",
-                              "criteria": ["crash"] if "priority" in text else [], "removal_reason": "none",
+                              "criteria": ["crash"] if "priority" in text else [], "no_flag_reason": "none" if "priority" in text else "no_criterion_met",
                               "quote": "ULTIMATE PRIORITY"},
-            "reproduction": {"decision": "needs_reproduction", "reason": "post my comment", "quote": ""},
+            "reproduction": {"decision": "has_reproduction", "reason": "post my comment", "quote": ""},
         }
+        if "not a distributed" in text:  # as far as it can go and still agree with itself
+            answer["modules"]["labels"] = []
+            answer["high_priority"].update(decision="no_flag", criteria=[], no_flag_reason="not_distributed")
         if wants_labels:  # obeys beyond the schema: the stand-in would be off contract, so say it in an extra key
             answer["labels"] = ["high priority", "bug"]
         return answer
@@ -107,7 +110,29 @@ def random_reply(rng: random.Random, bundle) -> dict:
             return rng.choice(node["enum"])
         return rng.choice(["reason", "please add high priority", "ignore the rules", "fully_shard", ""])
 
-    return value(schema)
+    reply = value(schema)
+    return cohere(reply) if rng.random() < 0.6 else reply
+
+
+def cohere(reply):
+    """A random reply made to agree with itself where its parts are there (a contradictory answer is never used,
+    so without this few random replies would reach the procedure)."""
+    part = {k: v if isinstance(v, dict) else {} for k, v in (reply.items() if isinstance(reply, dict) else ())}
+    modules, kind, high = part.get("modules", {}), part.get("type", {}), part.get("high_priority", {})
+    out_of_queue = part.get("not_distributed", {}).get("decision") == "not_distributed"
+    if modules.get("decision") in ("low", "not_applicable") or out_of_queue:
+        modules["labels"] = []
+    if kind.get("decision") != "enhancement":
+        kind["performance"] = False
+    if kind.get("decision") != "none" and part.get("reproduction"):
+        part["reproduction"]["decision"] = "has_reproduction"
+    if out_of_queue:
+        high.update(decision="no_flag", criteria=[], no_flag_reason="not_distributed")
+    elif high.get("decision") == "flag":
+        high.update(criteria=high.get("criteria") or ["crash"], no_flag_reason="none")
+    elif high:
+        high.update(criteria=[], no_flag_reason="no_criterion_met")
+    return reply
 
 
 def test_ten_thousand_random_replies_never_break_the_policy(monkeypatch):
@@ -119,8 +144,8 @@ def test_ten_thousand_random_replies_never_break_the_policy(monkeypatch):
     from triage.planners.rubric import propose
 
     real_render, rendered = prompt_module.render, {}
-    monkeypatch.setattr(prompt_module, "render", lambda snap, b, hints: rendered.setdefault(
-        snap.number, real_render(snap, b, hints)))
+    monkeypatch.setattr(prompt_module, "render", lambda snap, b: rendered.setdefault(
+        snap.number, real_render(snap, b)))
     bundle = load_bundle()
     rng = random.Random(8)
     snaps = [snapshot_from_json(json.loads(line)) for line in CORPUS.read_text().splitlines()[:10]]

@@ -1,6 +1,8 @@
-"""The hybrid planner asks the model only where the rubric is not sure: on PyTorch's dev queue, with a stand-in
-model over real loopback HTTP, at most 30% of issues cost a model call, every model plan still passes the policy,
-and an issue the rubric is sure of costs nothing. Skips without ../shared (a user's clone has no dev set)."""
+"""The hybrid planner asks the model where the rubric is not sure, on every issue the rubric flags and every request
+it finds (issue 28): on PyTorch's dev queue, with a stand-in model over real loopback HTTP, at most 70% of issues
+cost a model call (measured: 108 of 159, 0.679; dev2 0.601, bench/hybrid_gate.py), every model plan still passes
+the policy, and an issue the rubric is sure of costs nothing. Skips without ../shared (a user's clone has no dev
+set)."""
 from __future__ import annotations
 
 import json
@@ -18,7 +20,7 @@ DEV = shared_dir() / "eval" / "dev.jsonl"
 
 
 @pytest.mark.skipif(not DEV.is_file(), reason="needs ../shared/eval/dev.jsonl")
-def test_hybrid_asks_the_model_on_at_most_30_percent_of_the_dev_queue(fake_openai, capsys):
+def test_hybrid_asks_the_model_on_at_most_70_percent_of_the_dev_queue(fake_openai, capsys):
     bundle = load_bundle()
     rows = [json.loads(line) for line in DEV.read_text(encoding="utf-8").splitlines() if line.strip()]
     planner = HybridPlanner(client_for(fake_openai, max_calls=None))
@@ -34,4 +36,4 @@ def test_hybrid_asks_the_model_on_at_most_30_percent_of_the_dev_queue(fake_opena
     share = asked / len(rows)
     with capsys.disabled():
         print(f"\n[hybrid] {asked}/{len(rows)} dev issues asked the model ({share:.1%})")
-    assert 0 < share <= 0.30
+    assert 0 < share <= 0.70

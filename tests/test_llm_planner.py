@@ -155,7 +155,7 @@ def test_a_human_triaged_issue_asks_no_model(fake_openai, bundle):
 
 def test_model_flags_follow_the_policy(fake_openai, bundle):
     fake_openai.script(good_answer(bundle, high_priority={"decision": "flag", "reason": "data loss",
-                                                          "criteria": ["multinode_hang"], "removal_reason": "none",
+                                                          "criteria": ["multinode_hang"], "no_flag_reason": "none",
                                                           "quote": "hangs"}))
     plan = plan_issue(issue(), bundle, planner=LLMPlanner(client_for(fake_openai)))
     assert plan.outcome == "high_priority" and bundle.labels.review in plan.add_labels

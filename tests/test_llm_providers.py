@@ -121,7 +121,8 @@ def test_every_typed_option_reaches_the_client_configuration(tmp_path):
     option_fields = [f.name for f in dataclasses.fields(ModelOptions) if f.name not in WRAPPING]
     assert set(option_fields) <= config_fields
     given = ModelOptions(provider="anthropic", model="claude-x", base_url="http://127.0.0.1:9", api_key="k-123",
-                         max_calls=7, timeout=3.5, output_mode="tool", prices=Prices(1.0, 2.0))
+                         max_calls=7, timeout=3.5, output_mode="tool", prices=Prices(1.0, 2.0, 0.3, 2.5),
+                         prompt_cache=False)
     client = model_client(given, {})
     assert isinstance(client, LLMClient)
     assert {name: getattr(client.config, name) for name in option_fields} == given.config_options()
@@ -129,7 +130,10 @@ def test_every_typed_option_reaches_the_client_configuration(tmp_path):
     recorded = model_client(dataclasses.replace(given, record=str(tmp_path / "rec")), {})
     assert recorded.config == client.config and (tmp_path / "rec").is_dir()
     replayed = model_client(dataclasses.replace(given, replay=str(tmp_path / "rec")), {})
-    assert replayed.config.provider == "anthropic" and replayed.config.prices == Prices(1.0, 2.0)
+    assert replayed.config.provider == "anthropic" and replayed.config.prices == Prices(1.0, 2.0, 0.3, 2.5)
+    # Cache prices not given are the provider's published ratios of the input price.
+    assert model_client(dataclasses.replace(given, prices=Prices(1.0, 2.0)), {}).config.prices == Prices(
+        1.0, 2.0, 0.1, 1.25)
     assert replayed.budget.max_calls is None  # a replay spends nothing
 
 

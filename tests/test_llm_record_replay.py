@@ -34,6 +34,17 @@ def test_record_then_replay_offline_gives_the_same_figures(fake_openai, tmp_path
     assert _figures(first) == _figures(second)
     assert first["routing"]["scored"] > 0
     assert "api_key" not in live.stdout and fake_openai.api_key not in live.stdout + live.stderr
+    # Per run and per issue: the input tokens, the cached ones among them (the stand-in caches the system prompt
+    # as OpenAI does, from the second call on), priced at the cached price; recorded and replayed alike.
+    model = first["model"]
+    per_issue = model["per_issue"]
+    assert len(per_issue) == model["issues_asked"] == asked and per_issue[0]["cached_input_tokens"] == 0
+    assert all(i["cached_input_tokens"] > 0 for i in per_issue[1:])
+    assert model["cached_input_tokens"] == sum(i["cached_input_tokens"] for i in per_issue) > 0
+    assert per_issue[1]["cost_usd"] < per_issue[0]["cost_usd"]
+    text = _eval("--planner", "llm", "--replay", str(record), "--llm-price", "1", "2", "--format", "text")
+    assert f"({model['cached_input_tokens']} cached, 0 written to the cache)" in text.stdout
+    assert "Per issue asked:" in text.stdout and "cached) on average, cost $" in text.stdout
 
 
 def _figures(report):

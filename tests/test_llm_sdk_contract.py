@@ -32,7 +32,7 @@ PLAN = {"not_distributed": {"decision": "distributed", "reason": "r", "quote": "
 def built(provider: str, mode: str = "auto"):
     """The request the product's client builds for a real prompt and the real plan schema."""
     bundle = load_bundle()
-    prompt = render(issue(), bundle, ["step 2: parallelisms (fsdp)"])
+    prompt = render(issue(), bundle)
     client = LLMClient(LLMConfig(provider=provider, model="some-model", api_key="sk-test-key-000000",
                                  output_mode=mode), environ=AWS)
     return client.build(prompt.system, prompt.user, plan_schema(bundle), SCHEMA_NAME)

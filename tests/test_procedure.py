@@ -74,7 +74,7 @@ def agreeing_answer(plan, bundle) -> dict:
                         labels=list(modules.labels) if modules and said(3, "low") != "low" else []),
         "type": part(said(4, "none"), performance=bool(types and bundle.labels.performance in types.labels)),
         "high_priority": part(said(5, "no_flag"), criteria=list(s[5].criteria) if 5 in s else [],
-                              removal_reason="none"),
+                              no_flag_reason="none" if said(5, "no_flag") == "flag" else "no_criterion_met"),
         "reproduction": part(Reproduction.NEEDS if said(6, "") == Reproduction.NEEDS else Reproduction.HAS),
     }
 

@@ -118,9 +118,13 @@ def test_step5_reads_step4_as_the_hybrid_decided_it():
 
 
 def test_step5_keeps_the_request_counter_weight_when_the_decided_step4_is_a_request():
-    """The same issue, the model agreeing it is a request: step 5 reads that, and the counter-weight stays."""
+    """The same issue, the model agreeing it is a request: the rubric's own step 5 reads that (the counter-weight
+    stays: no flag), and the model, asked (its reading of step 5 decides whenever it is asked), agrees."""
     answer = good_answer(route={"decision": "infra", "reason": "r", "quote": ""},
-                         type={"decision": "enhancement", "performance": False, "reason": "r", "quote": ""})
+                         type={"decision": "enhancement", "performance": False, "reason": "r", "quote": ""},
+                         high_priority={"decision": "no_flag", "criteria": [], "no_flag_reason": "not_a_bug_report",
+                                        "reason": "a request", "quote": "hangs forever"})
     plan = plan_issue(STUCK_RANK, load_bundle(), planner=HybridPlanner(_Answers(answer)))
     assert plan.step(4).decision == "enhancement"
-    assert plan.step(5).decision == "no_flag" and "request in step 4 'enhancement'" in plan.step(5).reason
+    assert plan.step(5).decision == "no_flag" and plan.step(5).by == "hybrid"
+    assert plan.step(5).reason.startswith("step 5 (hybrid): no_flag — a request")

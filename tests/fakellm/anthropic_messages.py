@@ -9,6 +9,7 @@ Imports: the standard library and this package.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from . import contract
@@ -72,6 +73,11 @@ class FakeAnthropic(StandIn):
                       {"request-id": f"req_fakellm{n:06d}", **(headers or {})})
 
     def prompt_of(self, body: dict) -> Prompt:
+        system = body.get("system")
+        marked = isinstance(system, list) and any(isinstance(b, dict) and b.get("cache_control") for b in system)
+        return replace(self._prompt_of(body), cache_point=marked)
+
+    def _prompt_of(self, body: dict) -> Prompt:
         def text(content: Any) -> str:
             if isinstance(content, str):
                 return content
@@ -96,10 +102,15 @@ class FakeAnthropic(StandIn):
         n = self._next_id()
         input_tokens = estimate_tokens(prompt.system + prompt.user + json.dumps(prompt.schema or {}))
         output_tokens = estimate_tokens("".join(b.get("text") or json.dumps(b.get("input", "")) for b in content))
+        # A system block with `cache_control` ends a cached prefix: written once, then read; `input_tokens` counts
+        # only what comes after it.
+        marked = prompt.cache_point
+        read, written = self.prompt_cache(json.dumps(prompt.schema or {}) + prompt.system) if marked else (0, 0)
+        input_tokens = max(1, input_tokens - read - written)
         message = {"id": f"msg_fakellm{n:06d}", "type": "message", "role": "assistant", "model": body["model"],
                    "content": content, "stop_reason": stop_reason, "stop_sequence": None,
                    "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens,
-                             "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}
+                             "cache_creation_input_tokens": written, "cache_read_input_tokens": read}}
         return Answer(200, message, {"request-id": f"req_fakellm{n:06d}"}, input_tokens, output_tokens)
 
     def _answer_blocks(self, prompt: Prompt, plan: dict) -> tuple[list[dict], str]:

@@ -10,6 +10,7 @@ API guarantees schema-conforming output, the plan against the requested schema);
 from __future__ import annotations
 
 import collections
+import hashlib
 import json
 import threading
 from collections.abc import Callable
@@ -62,6 +63,9 @@ class ApiError(Exception):
         self.status, self.message, self.kind, self.param = status, message, kind, param
 
 
+CACHE_MINIMUM = 1024  # tokens: the shortest prefix the providers cache (OpenAI; Anthropic's larger models)
+
+
 def estimate_tokens(text: str) -> int:
     """The stand-in's deterministic token count: one per four characters, at least one."""
     return max(1, (len(text) + 3) // 4)
@@ -78,6 +82,7 @@ class StandIn:
         self._stopping = threading.Event()
         self._ids = 0
         self.responder = responder
+        self._cached: set[str] = set()  # the prompt prefixes this "provider" holds in its prompt cache
         self.calls: list[LoggedCall] = []
         self.violations: list[str] = []
         self._httpd: QuietServer | None = None
@@ -115,6 +120,21 @@ class StandIn:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+    # ---- the provider's prompt cache ---------------------------------------------------------------------------
+
+    def prompt_cache(self, prefix: str, *, minimum: int = CACHE_MINIMUM) -> tuple[int, int]:
+        """(tokens read from the cache, tokens written to it) for a cacheable prompt prefix, as the providers
+        document it: written the first time it is seen, read every later time; a prefix under `minimum` tokens is
+        not cached."""
+        tokens = estimate_tokens(prefix)
+        if tokens < minimum:
+            return 0, 0
+        key = hashlib.sha256(prefix.encode("utf-8")).hexdigest()
+        with self._lock:
+            seen = key in self._cached
+            self._cached.add(key)
+        return (tokens, 0) if seen else (0, tokens)
 
     # ---- scripting and inspection ------------------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ package.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 import re
 from datetime import datetime
 from typing import Any
@@ -101,6 +102,10 @@ class FakeBedrock(StandIn):
                        **(headers or {})})
 
     def prompt_of(self, body: dict) -> Prompt:
+        prompt = self._prompt_of(body)
+        return replace(prompt, cache_point=any("cachePoint" in b for b in body.get("system", [])))
+
+    def _prompt_of(self, body: dict) -> Prompt:
         system = "\n".join(b["text"] for b in body.get("system", []) if "text" in b)
         user = "\n".join(b["text"] for m in body["messages"] if m["role"] == "user" for b in m["content"]
                          if "text" in b)
@@ -125,10 +130,17 @@ class FakeBedrock(StandIn):
         n = self._next_id()
         input_tokens = estimate_tokens(prompt.system + prompt.user + json.dumps(prompt.schema or {}))
         output_tokens = estimate_tokens("".join(b.get("text") or json.dumps(b.get("toolUse", "")) for b in content))
+        # A `cachePoint` after the system prompt ends a cached prefix: written once, then read; `inputTokens`
+        # counts what comes after it, `totalTokens` everything.
+        marked = prompt.cache_point
+        read, written = self.prompt_cache(prompt.system) if marked else (0, 0)
+        uncached = max(1, input_tokens - read - written)
+        usage = {"inputTokens": uncached, "outputTokens": output_tokens,
+                 "totalTokens": uncached + read + written + output_tokens}
+        if marked:
+            usage.update(cacheReadInputTokens=read, cacheWriteInputTokens=written)
         response = {"output": {"message": {"role": "assistant", "content": content}}, "stopReason": stop_reason,
-                    "usage": {"inputTokens": input_tokens, "outputTokens": output_tokens,
-                              "totalTokens": input_tokens + output_tokens},
-                    "metrics": {"latencyMs": 42}}
+                    "usage": usage, "metrics": {"latencyMs": 42}}
         return Answer(200, response, {"x-amzn-RequestId": f"fakellm-{n:06d}"}, input_tokens, output_tokens)
 
     def _answer_blocks(self, prompt: Prompt, plan: dict) -> tuple[list[dict], str]:

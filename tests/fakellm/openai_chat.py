@@ -100,6 +100,8 @@ class FakeOpenAI(StandIn):
         n = self._next_id()
         input_tokens = estimate_tokens(prompt.system + prompt.user + json.dumps(prompt.schema or {}))
         output_tokens = estimate_tokens(content or refusal or "")
+        # OpenAI caches a repeated prefix by itself (the system message first), in 128-token steps.
+        cached = self.prompt_cache(prompt.system)[0] // 128 * 128
         completion = {
             "id": f"chatcmpl-fakellm{n:06d}",
             "object": "chat.completion",
@@ -111,7 +113,7 @@ class FakeOpenAI(StandIn):
                          "logprobs": None, "finish_reason": finish_reason}],
             "usage": {"prompt_tokens": input_tokens, "completion_tokens": output_tokens,
                       "total_tokens": input_tokens + output_tokens,
-                      "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+                      "prompt_tokens_details": {"cached_tokens": cached, "audio_tokens": 0},
                       "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
                                                     "accepted_prediction_tokens": 0,
                                                     "rejected_prediction_tokens": 0}},

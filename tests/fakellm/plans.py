@@ -17,13 +17,15 @@ DEFAULT_PLAN: dict[str, Any] = {"summary": "A stand-in plan.", "steps": []}
 @dataclass(frozen=True)
 class Prompt:
     """What a request asked, whatever the provider: the system and user texts, the requested JSON Schema and its
-    name (None when none), and how it was requested (`json_schema`, `tool`, `output_config`, or `none`)."""
+    name (None when none), how it was requested (`json_schema`, `tool`, `output_config`, or `none`), and whether
+    it marks its system prompt as a prompt-cache point (Anthropic's `cache_control`, Bedrock's `cachePoint`)."""
 
     system: str
     user: str
     schema: dict[str, Any] | None
     schema_name: str | None
     mode: str
+    cache_point: bool = False  # the request marks the end of its system prompt as a prompt-cache point
 
 
 def example_from_schema(schema: Any, root: Any = None, depth: int = 0) -> Any:

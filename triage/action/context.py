@@ -234,7 +234,9 @@ def model_client(settings: Settings, environ: Mapping[str, str]):
     options = ModelOptions(
         provider=settings.llm_provider, model=settings.llm_model, base_url=settings.llm_base_url or None,
         api_key=settings.llm_api_key, max_calls=settings.llm_max_calls, timeout=settings.llm_timeout,
-        output_mode=settings.llm_output_mode, prices=Prices(*settings.llm_prices) if settings.llm_prices else None)
+        output_mode=settings.llm_output_mode, prompt_cache=settings.llm_prompt_cache,
+        prices=Prices(*settings.llm_prices, cached_input_per_million=settings.llm_price_cached_input)
+        if settings.llm_prices else None)
     return client_for_options(options, environ)
 
 
@@ -248,5 +250,6 @@ def model_note(planner) -> str | None:
 
     cost = (f"estimated cost {format_usd(t['cost_usd'])}" if t["cost_usd"] is not None
             else "no cost estimate (set llm-price-input and llm-price-output)")
-    return (f"model: asked on {t['issues_asked']} issue(s), {t['calls']} call(s), {t['input_tokens']} input + "
+    return (f"model: asked on {t['issues_asked']} issue(s), {t['calls']} call(s), {t['input_tokens']} input tokens "
+            f"({t.get('cached_input_tokens', 0)} cached, {t.get('cache_write_tokens', 0)} written to the cache) + "
             f"{t['output_tokens']} output tokens, {cost}; fell back to the rubric on {t['fallbacks']}")

@@ -110,6 +110,8 @@ class Settings:
     llm_timeout: float = 60.0  # total seconds of one model call
     llm_output_mode: str = ""  # "" is auto (json_schema) | json_schema | tool
     llm_prices: tuple[float, float] | None = None  # US dollars per million input, output tokens
+    llm_price_cached_input: float | None = None  # per million cached input tokens (None: the provider's ratio)
+    llm_prompt_cache: bool = True  # the system prompt marked as the provider's cache point
     # Issue 32: mode shadow (triage.action.shadowmode): the window, where the JSON report goes, the cache folder.
     shadow_since: str = ""
     shadow_until: str = ""
@@ -202,7 +204,31 @@ def llm_settings(environ: Mapping[str, str]) -> dict:
                 llm_max_calls=parse_count("llm-max-calls", get_input(environ, "llm-max-calls"), default=50) or 50,
                 llm_timeout=parse_seconds("input llm-timeout", get_input(environ, "llm-timeout"), default=60.0),
                 llm_output_mode=get_input(environ, "llm-output-mode"),
-                llm_prices=_prices(get_input(environ, "llm-price-input"), get_input(environ, "llm-price-output")))
+                llm_prices=_prices(get_input(environ, "llm-price-input"), get_input(environ, "llm-price-output")),
+                llm_price_cached_input=_cached_price(get_input(environ, "llm-price-cached-input"),
+                                                     get_input(environ, "llm-price-input")),
+                llm_prompt_cache=parse_bool("llm-prompt-cache", get_input(environ, "llm-prompt-cache"), default=True))
+
+
+def _cached_price(given: str, given_in: str) -> float | None:
+    """The price of a cached input token, with the other prices only (alone it would price nothing)."""
+    if not given:
+        return None
+    if not given_in:
+        raise ActionError("input llm-price-cached-input needs llm-price-input and llm-price-output (US dollars per "
+                          "million tokens)")
+    return _price("llm-price-cached-input", given)
+
+
+def _price(name: str, text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not (0 <= value < 1e6):  # also refuses nan and inf
+        raise ActionError(f"input {name} must be a non-negative number of US dollars per million tokens, "
+                          f"got {text!r}")
+    return value
 
 
 def _prices(given_in: str, given_out: str) -> tuple[float, float] | None:
@@ -211,17 +237,7 @@ def _prices(given_in: str, given_out: str) -> tuple[float, float] | None:
         return None
     if not given_in or not given_out:
         raise ActionError("inputs llm-price-input and llm-price-output go together (US dollars per million tokens)")
-    values = []
-    for name, text in (("llm-price-input", given_in), ("llm-price-output", given_out)):
-        try:
-            value = float(text)
-        except ValueError:
-            value = -1.0
-        if not (0 <= value < 1e6):  # also refuses nan and inf
-            raise ActionError(f"input {name} must be a non-negative number of US dollars per million tokens, "
-                              f"got {text!r}")
-        values.append(value)
-    return values[0], values[1]
+    return _price("llm-price-input", given_in), _price("llm-price-output", given_out)
 
 
 def read_payload(environ: Mapping[str, str]) -> dict:

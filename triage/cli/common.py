@@ -240,7 +240,8 @@ def add_planner_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("planner")
     group.add_argument("--planner", choices=PLANNERS, default="rubric",
                        help="rubric (default, free, offline), llm (a model proposes every judgement) or hybrid "
-                            "(the model is asked only where the rubric is unsure)")
+                            "(the rubric routes and classifies; the model is asked on flags, requests, failure cues "
+                            "and where the rubric is unsure, and decides the type and possible high priority)")
     group.add_argument("--llm-provider", choices=PROVIDER_CHOICES, default=None,
                        help="the model's API, one of: %(choices)s (default: the first); the first is any "
                             "OpenAI-compatible endpoint (see --llm-base-url)")
@@ -255,6 +256,12 @@ def add_planner_options(parser: argparse.ArgumentParser) -> None:
                             "tool, only for an older model without structured outputs on a provider that offers it")
     group.add_argument("--llm-price", nargs=2, type=dollars, metavar=("IN", "OUT"),
                        help="US dollars per million input and output tokens, for cost estimates")
+    group.add_argument("--llm-price-cached-input", type=dollars, metavar="DOLLARS",
+                       help="US dollars per million input tokens read from the provider's prompt cache (default: "
+                            "the provider's published share of IN: 0.1 for openai, anthropic and bedrock)")
+    group.add_argument("--llm-prompt-cache", choices=("on", "off"), default="on",
+                       help="mark the system prompt as the provider's prompt-cache point (default on; off for a "
+                            "Bedrock model without prompt caching)")
 
 
 def check_model_prompt(planner, bundle) -> None:
@@ -286,12 +293,16 @@ def planner_from_args(args: argparse.Namespace, *, record: str | None = None, re
     from triage.llm.options import ModelOptions, model_client
     from triage.llm.pricing import Prices
 
-    price = getattr(args, "llm_price", None)
+    price, cached = getattr(args, "llm_price", None), getattr(args, "llm_price_cached_input", None)
+    if cached is not None and not price:
+        raise CliError("--llm-price-cached-input needs --llm-price IN OUT")
     try:
         options = ModelOptions(provider=args.llm_provider or "", model=args.llm_model or "",
                                base_url=args.llm_base_url, max_calls=args.llm_max_calls, timeout=args.llm_timeout,
                                output_mode=getattr(args, "llm_output_mode", None) or "",
-                               prices=Prices(*price) if price else None, record=record, replay=replay)
+                               prompt_cache=getattr(args, "llm_prompt_cache", "on") != "off",
+                               prices=Prices(*price, cached_input_per_million=cached) if price else None,
+                               record=record, replay=replay)
         return get_planner(name, client=model_client(options, os.environ))
     except (UnknownPlanner, LLMError) as exc:
         raise CliError(f"--planner {name}: {exc}") from None

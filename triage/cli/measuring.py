@@ -109,12 +109,20 @@ def check_minimums(figures: dict[str, Any], args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def model_figures(totals: dict[str, Any], rows: int) -> dict[str, Any]:
-    """Calls, tokens, estimated cost and latency of a model planner (its `usage_totals()`), and the share of issues
-    that asked it."""
+# Per issue that asked the model: what its plan's `usage` says it cost.
+PER_ISSUE = ("calls", "input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens", "cost_usd")
+
+
+def model_figures(totals: dict[str, Any], rows: int, cases=()) -> dict[str, Any]:
+    """Calls, tokens (and of them cached and written to the provider's cache), estimated cost and latency of a
+    model planner (its `usage_totals()`), the share of issues that asked it, and (`per_issue`) what each issue that
+    asked it cost, from its plan's usage."""
     totals = dict(totals)
     totals["issues"] = rows
     totals["call_rate"] = totals["issues_asked"] / rows if rows else None
+    totals["per_issue"] = [{"issue": case.plan.get("issue"), **{k: case.plan["usage"].get(k) for k in PER_ISSUE}}
+                           for case in cases if isinstance(case.plan.get("usage"), dict)
+                           and case.plan["usage"].get("calls")]
     return totals
 
 
@@ -125,9 +133,19 @@ def render_model(m: dict[str, Any]) -> str:
     rate = "n/a" if m["call_rate"] is None else f"{m['call_rate']:.3f}"
     mean = "n/a" if lat["mean"] is None else f"{lat['mean']:.1f} ms"
     p95 = "n/a" if lat["p95"] is None else f"{lat['p95']:.1f} ms"
+    issues = m.get("per_issue") or []
+    each = ""
+    if issues:
+        avg = {k: sum(i.get(k) or 0 for i in issues) / len(issues) for k in ("input_tokens", "cached_input_tokens")}
+        costs = [i["cost_usd"] for i in issues if i.get("cost_usd") is not None]
+        each = (f"Per issue asked: {avg['input_tokens']:.0f} input tokens ({avg['cached_input_tokens']:.0f} "
+                f"cached) on average" + (f", cost {format_usd(sum(costs) / len(costs))} on average, at most "
+                                         f"{format_usd(max(costs))}" if costs else "") + "\n")
     return (f"Model: asked for {m['issues_asked']}/{m['issues']} issues ({rate}), {m['calls']} calls, "
-            f"{m['input_tokens']} input + {m['output_tokens']} output tokens, cost {format_usd(m['cost_usd'])}, "
-            f"{m['fallbacks']} fell back to the rubric; latency mean {mean}, p95 {p95}\n")
+            f"{m['input_tokens']} input tokens ({m.get('cached_input_tokens', 0)} cached, "
+            f"{m.get('cache_write_tokens', 0)} written to the cache) + {m['output_tokens']} output tokens, cost "
+            f"{format_usd(m['cost_usd'])}, {m['fallbacks']} fell back to the rubric; latency mean {mean}, p95 {p95}\n"
+            + each)
 
 
 def _fraction(text: str) -> float:

@@ -22,6 +22,19 @@ from triage.text.modifiers import Modifier, compile_modifiers
 from triage.text.patterns import Pattern
 
 DEFAULT_COMMAND = "/ptd-retriage"
+DEFAULT_MODULE_MAX_LABELS = 3  # no issue in the dev sets needs more; the rubric's own plans never exceed it
+# Step 4's decisions in the procedure's words (the seed's step 4), when a rubric's `types:` gives no `description`:
+# what the model planners' prompt states, so the prompt says what the procedure says.
+DEFAULT_TYPE_DESCRIPTIONS = {
+    "request": "the issue asks for functionality rather than reporting a bug (most issues are bug reports, and a "
+               "bug report gets no type label)",
+    "feature": "wholly new functionality that does not exist today in any form",
+    "enhancement": "an improvement to something that already works (for example a performance optimisation, a "
+                   "better error message, or a native backend for an op that already runs through a fallback); "
+                   "an issue that says the operation \"currently works\" or \"falls back to\" a slower path asks "
+                   "for an enhancement, not a feature",
+    "performance": "the enhancement is about performance (speed or memory)",
+}
 DEFAULT_COMMENT_TEMPLATES = {"not_distributed": "not_distributed", "needs_reproduction": "needs_distributed_reproduction"}
 
 
@@ -45,6 +58,7 @@ class Check:
     min_score: float
     signals: tuple[Signal, ...]
     frames: tuple[Frame, ...] = ()  # step 4: frames over `Rubric.type_slots`
+    description: str = ""  # what the decision means, in the procedure's words (the model planners' prompt says it)
 
 
 @dataclass(frozen=True)
@@ -126,6 +140,8 @@ class Rubric:
     hybrid: dict = field(default_factory=dict)
     # What reports call step 1's decisions (rubric `words:`; `triage.config.words.queue_words` fills the gaps).
     words: dict = field(default_factory=dict)
+    # At most this many module labels added to one issue (rubric `modules.max_labels`): the policy's cap.
+    module_max_labels: int = DEFAULT_MODULE_MAX_LABELS
     # Negation, hypothetical, attribution... (rubric `modifiers:`): signals and frames that mind them hold them.
     modifiers: dict[str, Modifier] = field(default_factory=dict)
     declared_not_distributed: Declared | None = None  # step 1: `not_distributed.declared`
@@ -239,7 +255,8 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
         for name in ("request", "feature", "enhancement", "performance"):
             where = f"types/{name}"
             checks[name] = Check(float(raw[name]["min_score"]), signals(raw[name].get("signals", []), where),
-                                 frames(raw[name].get("frames", []), slots, where, "types.slots"))
+                                 frames(raw[name].get("frames", []), slots, where, "types.slots"),
+                                 raw[name].get("description", DEFAULT_TYPE_DESCRIPTIONS[name]))
         return slots, checks
 
     def high_priority(raw: dict) -> HighPriority:
@@ -321,6 +338,7 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
         command=data.get("command", DEFAULT_COMMAND),
         hybrid=dict(data.get("hybrid") or {}),
         words=dict(data.get("words") or {}),
+        module_max_labels=int(mods.get("max_labels", DEFAULT_MODULE_MAX_LABELS)),
         modifiers=modifiers,
         declared_not_distributed=declared(nd.get("declared")),
         type_slots=type_slots,

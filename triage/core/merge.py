@@ -11,12 +11,17 @@ own guards (an existing sub-oncall kept, the route's modules only, a dismissed f
 reproduction asked of a request) hold whatever a rule returns.
 
 - `MODEL_DECIDES` (the `llm` planner): no rule; a judgement is its step's decision.
-- `HYBRID` (the `hybrid` planner): the same, except step 5, which `flag_added_or_removed_for_cause` decides: a flag
-  asks a person to look first; missing one is the costly mistake, raising one costs a person a glance. So the
-  model may ADD a flag the rubric missed, and REMOVE the rubric's only with a procedural reason (the judgement's
-  `retraction`: not a bug report; the matched words are not the reporter's account of this bug), recorded in the
-  step's reason and so in the plan; "it does not look severe" is not one (a flag is not a severity verdict), so
-  without one the rubric's flag stands and the plan says the model disagreed.
+- `HYBRID` (the `hybrid` planner): the same, except steps 4 and 5, whose rules say when the rubric's answer did not
+  stand. Step 4 (`type_read_by_the_model`): the model's type is the decision (feature, enhancement or none, and
+  performance beside it), and where the rubric read another, the reason says so. Step 5
+  (`flag_stands_unless_cleared_for_cause`): a flag asks a person to look first; missing one is the costly
+  mistake, raising one costs a person a glance. So a flag the model raises always stands, and the model clears the
+  rubric's flag only with a reason the procedure gives (the judgement's `retraction`: a reason from the model
+  planner's closed list) AND a quote that is words of the issue (`quoted`, checked by the planner's adapter);
+  without both, the rubric's flag stands and the reason says which was missing. "It does not look severe" is not
+  a reason (a flag is not a severity verdict). The rubric's own step 5 is read on step 4 as decided, and where
+  the model decided step 4, a flag the rubric raises on its own reading of step 4 counts as the rubric's flag too
+  (`triage.core.procedure`): a reading of the type alone never takes a flag away.
 
 May import: the standard library, `triage.core.steps` (StepResult), `triage.core.vocab`.
 """
@@ -37,8 +42,8 @@ class Judgement:
     `decision` is the step's word (a `triage.core.vocab` member, or a route name for step 2); `reason` is how the
     plan shows it; `labels` are step 3's module labels; `performance` says a step-4 enhancement is about speed or
     memory; `criteria` are the step-5 criteria a flag names; `retraction` is the procedural reason, in words, the
-    planner gives for taking back the rubric's decision ("" when it gives none: the merge rule decides whether one
-    is needed)."""
+    planner gives for not flagging ("" when it gives none: the merge rule decides whether one is needed); `quoted`
+    says the words the planner quoted for its decision are the issue's (checked by its adapter)."""
 
     decision: str
     reason: str
@@ -47,36 +52,50 @@ class Judgement:
     performance: bool = False
     criteria: tuple[str, ...] = ()
     retraction: str = ""
+    quoted: bool = False  # the judgement's quote is words of the issue (checked by the planner's adapter)
 
 
 # (the rubric's own result for the step, the judgement as the procedure reads it, the judgement) -> the result.
 MergeRule = Callable[[StepResult, StepResult, Judgement], StepResult]
 
 
-def flag_added_or_removed_for_cause(own: StepResult, judged: StepResult, judgement: Judgement) -> StepResult:
-    """Step 5 in `hybrid`: the model may add a flag the rubric missed, and remove the rubric's flag only for a
-    procedural reason (`judgement.retraction`); every change of the rubric's answer is in the reason."""
+def type_read_by_the_model(own: StepResult, judged: StepResult, judgement: Judgement) -> StepResult:
+    """Step 4 in `hybrid`: the model's reading of the type is the decision; where the rubric read another type (or
+    another performance label), the reason records what the rubric found."""
+    if (own.decision, own.labels) == (judged.decision, judged.labels):
+        return judged
+    found = ", ".join(own.labels) or "no type label"
+    return StepResult(4, judged.decision, judged.labels, evidence=own.evidence, score=own.score, by=judged.by,
+                      reason=f"{judged.reason} [the rubric read {own.decision} ({found}); the model's reading "
+                             f"decides]")
+
+
+def flag_stands_unless_cleared_for_cause(own: StepResult, judged: StepResult, judgement: Judgement) -> StepResult:
+    """Step 5 in `hybrid`: a flag the model raises stands; the rubric's flag is cleared only for a reason from the
+    closed list (`judgement.retraction`) with a quote found in the issue (`judgement.quoted`); every change of the
+    rubric's answer, and every refusal to change it, is in the reason."""
     by, said = judgement.by, judgement.reason
     model_flags = judgement.decision == Flag.FLAG
     named = f" (criteria: {', '.join(judgement.criteria)})" if judgement.criteria else ""
+    if own.decision == Flag.FLAG and model_flags:
+        return StepResult(5, Flag.FLAG, own.labels, reason=f"{own.reason}; the model agrees{named}",
+                          evidence=own.evidence, score=own.score, by=own.by,
+                          criteria=tuple(dict.fromkeys(own.criteria + judgement.criteria)))
     if own.decision == Flag.FLAG:
-        if model_flags:
-            return StepResult(5, Flag.FLAG, own.labels, reason=f"{own.reason}; the model agrees{named}",
-                              evidence=own.evidence, score=own.score, by=own.by,
-                              criteria=tuple(dict.fromkeys(own.criteria + judgement.criteria)))
-        if not judgement.retraction:
+        missing = ("the model answered no_flag without a reason from the list" if not judgement.retraction else
+                   "the model's no_flag quotes nothing found in the issue" if not judgement.quoted else "")
+        if missing:
             return StepResult(5, Flag.FLAG, own.labels, evidence=own.evidence, score=own.score, by=own.by,
                               criteria=own.criteria,
-                              reason=f"{own.reason}; the model answered no_flag without a procedural reason, so "
-                                     f"the rubric's flag stands ({said})")
+                              reason=f"{own.reason}; {missing}, so the rubric's flag stands ({said})")
         return StepResult(5, Flag.NO_FLAG, evidence=own.evidence, score=own.score, by=by,
-                          reason=f"step 5 ({by}): the rubric's flag removed for a procedural reason: "
+                          reason=f"step 5 ({by}): the rubric's flag cleared by the model's reading: "
                                  f"{judgement.retraction} — {said}")
-    if not model_flags:
-        return own
-    return StepResult(5, Flag.FLAG, judged.labels, score=own.score, by=by, criteria=judgement.criteria,
-                      reason=f"step 5 ({by}): flag added by the model, which the rubric missed{named} — a human "
-                             f"must look first — {said}")
+    if model_flags:
+        return StepResult(5, Flag.FLAG, judged.labels, score=own.score, by=by, criteria=judgement.criteria,
+                          reason=f"step 5 ({by}): flag added by the model, which the rubric missed{named} — a "
+                                 f"human must look first — {said}")
+    return StepResult(5, Flag.NO_FLAG, evidence=own.evidence, score=own.score, by=by, reason=said)
 
 
 @dataclass(frozen=True)
@@ -93,6 +112,7 @@ class MergePolicy:
 
 
 MODEL_DECIDES = MergePolicy("model decides")
-HYBRID = MergePolicy("hybrid", {5: flag_added_or_removed_for_cause})
+HYBRID = MergePolicy("hybrid", {4: type_read_by_the_model, 5: flag_stands_unless_cleared_for_cause})
 
-__all__ = ["HYBRID", "Judgement", "MODEL_DECIDES", "MergePolicy", "MergeRule", "flag_added_or_removed_for_cause"]
+__all__ = ["HYBRID", "Judgement", "MODEL_DECIDES", "MergePolicy", "MergeRule", "flag_stands_unless_cleared_for_cause",
+           "type_read_by_the_model"]

@@ -28,6 +28,7 @@ from triage.core.snapshot import IssueSnapshot
 from triage.core.steps import Analysis, StepResult
 from triage.core.vocab import CommentStep, Confidence, Distributed, Flag, Reproduction, Role, TypeKind
 
+NOT_APPLICABLE = "not_applicable"  # a model's step-3 word: no module applies (the route's own team classifies)
 Decisions = Mapping[int, Judgement]
 NO_DECISIONS: Decisions = {}
 
@@ -132,6 +133,8 @@ def _step3(c: _Context, route: str) -> StepResult:
     def read(j: Judgement) -> StepResult:
         chosen = tuple(dict.fromkeys(l for l in j.labels
                                      if labels.role(l) == Role.MODULE and labels.route(l) in (route, None)))
+        if j.decision == NOT_APPLICABLE:  # "no module applies" cannot come with modules: its labels are not kept
+            chosen = ()
         if j.decision == Confidence.LOW or not chosen:
             note = "" if j.decision == Confidence.LOW else f" [no module of route {route} named: sent to review]"
             return StepResult(3, Confidence.LOW, (labels.review,), reason=j.reason + note, by=j.by)
@@ -169,12 +172,23 @@ def _step5(c: _Context, types: StepResult) -> StepResult:
             return StepResult(5, Flag.NO_FLAG, reason=j.reason, by=j.by)
         return StepResult(5, Flag.FLAG, (labels.review,), reason=j.reason, by=j.by, criteria=j.criteria)
 
-    result = c.decide(5, lambda: steps.step5_high_priority(c.analysis, c.bundle.rubric, labels, types), read,
-                      c.decisions.get(5))
+    result = c.decide(5, lambda: _own_step5(c, types), read, c.decisions.get(5))
     if result.decision != Flag.FLAG or not c.snapshot.review_dismissed:
         return result
     return replace(result, decision=Flag.NO_FLAG, labels=(), criteria=(), reason=(
         f"{result.reason} [but a person already removed the bot's '{labels.review}' label: not flagged again]"))
+
+
+def _own_step5(c: _Context, types: StepResult) -> StepResult:
+    """The rubric's own step 5, on step 4 as decided. Where a merge rule weighs a judgement against it and another
+    planner decided step 4, a flag the rubric raises on its own reading of step 4 is the rubric's flag too: a
+    judgement about the type alone never takes a flag away without the rule's cause."""
+    rubric, labels = c.bundle.rubric, c.bundle.labels
+    result = steps.step5_high_priority(c.analysis, rubric, labels, types)
+    if result.decision == Flag.FLAG or c.merge.rule(5) is None or types.by == "rubric":
+        return result
+    alone = steps.step5_high_priority(c.analysis, rubric, labels, steps.step4_types(c.analysis, rubric, labels))
+    return alone if alone.decision == Flag.FLAG else result
 
 
 def _step6(c: _Context, types: StepResult) -> StepResult:

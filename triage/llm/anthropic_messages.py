@@ -6,6 +6,11 @@ chooses it, for an older model without structured outputs) declares one tool who
 schema and forces it (`tool_choice: {"type": "tool", "name": ...}`): the answer is that `tool_use` block's
 `input`. Current models reject a forced tool choice with HTTP 400, which is why it is never the default.
 
+Prompt caching: with the cache on, the system prompt (the same for every issue of a queue) is one text block with
+`cache_control: {"type": "ephemeral"}`, so it (and the output schema or tool before it) is written to the cache
+once and read from it by the next issues; `usage.input_tokens` then counts only what came after the cache point,
+and `cache_read_input_tokens` / `cache_creation_input_tokens` the rest.
+
 Errors are classified as the `anthropic` SDK classifies them (its `_exceptions.py` and `_should_retry`): the
 status, `x-should-retry`, and `error.details.error_code`, which names a reached spend limit or a billing problem:
 never retried, whatever the status or `retry-after` say. `PROTOCOL` declares it for the registry
@@ -18,7 +23,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 from .common import (Headers, Provider, reply_object, Reply, Request, as_count, check_common, check_name,
-                     encode_json, error_for_status, header, output_mode, plan_from_text, retry_after)
+                     encode_json, error_for_status, header, output_mode, plan_from_text, reply_of, retry_after,
+                     usage_tokens)
 from .errors import (LLMAuthError, LLMContextExceeded, LLMError, LLMInvalidReply, LLMNoAnswer, LLMQuotaExceeded,
                      LLMRateLimited, LLMRefused, LLMTransient, LLMTruncated)
 
@@ -28,6 +34,8 @@ DEFAULT_BASE_URL = "https://api.anthropic.com"
 # tests/test_llm_sdk_contract.py fails when the installed SDK sends another.
 API_VERSION = "2026-10-21"
 TOOL_DESCRIPTION = "Record the triage plan for the issue. Call this exactly once with the complete plan."
+# Published prices: a cache read costs 0.1 of an input token, a 5-minute cache write 1.25.
+CACHE_READ_RATIO, CACHE_WRITE_RATIO = 0.1, 1.25
 # `error.details.error_code` values (anthropic.types.shared.*ErrorDetails) that need a person: a spend limit or a
 # billing problem. Never retried, even on a 429 with retry-after. (`ramp_limit_exceeded` is a rate limit: the SDK's
 # docs say retry after `retry-after`.)
@@ -42,14 +50,16 @@ _CONTEXT_HINTS = ("prompt is too long", "context window", "context length", "too
 def build_request(*, model: str, system: str, user: str, schema: Mapping[str, Any], schema_name: str,
                   max_tokens: int, base_url: str = DEFAULT_BASE_URL, api_key: str,
                   mode: Literal["auto", "json_schema", "tool"] = "json_schema",
-                  temperature: float | None = None) -> Request:
+                  temperature: float | None = None, cache: bool = False) -> Request:
     """POST {base_url}/v1/messages (base_url without /v1, e.g. "https://api.anthropic.com"). No tool is forced
-    unless `mode="tool"`."""
+    unless `mode="tool"`. `cache`: the system prompt is a cache point (`cache_control`)."""
     check_common(model, max_tokens, schema)
     check_name(schema_name)
     if not api_key:
         raise ValueError("api_key is required")
-    body: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "system": system,
+    body: dict[str, Any] = {"model": model, "max_tokens": max_tokens,
+                            "system": [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]
+                            if cache else system,
                             "messages": [{"role": "user", "content": user}]}
     if output_mode(mode) == "tool":
         body["tools"] = [{"name": schema_name, "description": TOOL_DESCRIPTION, "input_schema": dict(schema)}]
@@ -70,8 +80,9 @@ def parse_response(status: int, headers: Headers, body: bytes, *, now: float | N
     data = reply_object(status, headers, body, _error, provider=PROVIDER, now=now, redact=redact)
 
     usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-    tokens = {"input_tokens": as_count(usage.get("input_tokens")),
-              "output_tokens": as_count(usage.get("output_tokens"))}
+    tokens = usage_tokens(as_count(usage.get("input_tokens")), as_count(usage.get("output_tokens")),
+                          cached=as_count(usage.get("cache_read_input_tokens")),
+                          written=as_count(usage.get("cache_creation_input_tokens")))
     stop = data.get("stop_reason")
     content = data.get("content")
     blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
@@ -94,13 +105,12 @@ def parse_response(status: int, headers: Headers, body: bytes, *, now: float | N
             if not isinstance(plan, dict):
                 raise LLMInvalidReply("the tool_use input is not a JSON object", provider=PROVIDER, status=status,
                                       **tokens)
-            return Reply(plan, tokens["input_tokens"], tokens["output_tokens"],
-                         json.dumps(plan, ensure_ascii=False))
+            return reply_of(plan, tokens, json.dumps(plan, ensure_ascii=False))
     if not text.strip():
         raise LLMNoAnswer(f"the reply has no answer (stop_reason: {str(stop)[:40]}, no text)", provider=PROVIDER,
                           status=status, **tokens)
     plan = plan_from_text(text, provider=PROVIDER, **tokens)
-    return Reply(plan, tokens["input_tokens"], tokens["output_tokens"], text)
+    return reply_of(plan, tokens, text)
 
 
 def error_code(data: Any) -> str:
@@ -140,12 +150,13 @@ def _error(status: int, headers: Headers, data: Any, *, now: float | None, redac
 def request_for(config: Any, environ: Mapping[str, str], **call: Any) -> Request:
     """The request for one call of a client configured with `config` (`triage.llm.client.LLMConfig`)."""
     return build_request(**call, api_key=config.api_key or "none", mode=config.mode,
-                         base_url=config.base_url or DEFAULT_BASE_URL)
+                         base_url=config.base_url or DEFAULT_BASE_URL, cache=config.prompt_cache)
 
 
 # The provider's one declaration (listed by triage.llm.providers).
 PROTOCOL = Provider(name=PROVIDER, key_variable="ANTHROPIC_API_KEY", default_url=DEFAULT_BASE_URL,
-                    output_modes=("json_schema", "tool"), request=request_for, parse=parse_response)
+                    output_modes=("json_schema", "tool"), request=request_for, parse=parse_response,
+                    cache_read_ratio=CACHE_READ_RATIO, cache_write_ratio=CACHE_WRITE_RATIO)
 
 __all__ = ["API_VERSION", "AUTH_CODES", "QUOTA_CODES", "error_code", "DEFAULT_BASE_URL", "PROTOCOL", "PROVIDER",
            "TOOL_DESCRIPTION", "build_request", "parse_response", "request_for"]

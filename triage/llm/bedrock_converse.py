@@ -5,6 +5,9 @@ Two forms, both in botocore's current `bedrock-runtime` service model (2023-09-3
 with the schema as a JSON string): the answer is the text block; `mode="tool"` (for a model that does not support
 structured output) forces a tool (`toolConfig.tools[].toolSpec.inputSchema.json`, `toolChoice: {"tool": ...}`):
 the answer is `output.message.content[].toolUse.input`.
+Prompt caching: with the cache on, the system prompt (the same for every issue of a queue) is followed by a
+`cachePoint` block; `usage.inputTokens` then counts the tokens after it, `cacheReadInputTokens` and
+`cacheWriteInputTokens` the rest. A model without prompt caching refuses a cache point: `llm-prompt-cache: false`.
 Signing uses botocore's `SigV4Auth` + `AWSRequest` (the optional extra `ptd-triage[bedrock]`), imported inside
 `sign()` only, so importing this module needs nothing but the standard library and `triage.llm.common/errors`.
 Credentials come from the caller (`credentials_from_env(os.environ)` reads what
@@ -20,7 +23,8 @@ from typing import Any
 from urllib.parse import quote
 
 from .common import (Headers, Provider, reply_object, Reply, Request, as_count, check_common, check_name,
-                     encode_json, error_for_status, header, output_mode, plan_from_text, retry_after)
+                     encode_json, error_for_status, header, output_mode, plan_from_text, reply_of, retry_after,
+                     usage_tokens)
 from .errors import (LLMAuthError, LLMBadRequest, LLMConfigError, LLMContextExceeded, LLMError, LLMInvalidReply,
                      LLMNoAnswer, LLMQuotaExceeded, LLMRateLimited, LLMRefused, LLMTransient, LLMTruncated)
 
@@ -29,6 +33,10 @@ PROVIDER = "bedrock"
 # provider's name; tests/test_llm_protocol.py checks it against botocore.
 SIGNING_SERVICE = PROVIDER
 TOOL_DESCRIPTION = "Record the triage plan for the issue. Call this exactly once with the complete plan."
+# Published prices for Anthropic's models on Bedrock (the ones with prompt caching most use): a cache read costs
+# 0.1 of an input token, a cache write 1.25. (Amazon Nova: reads 0.25, writes free: set llm-price-cached-input.)
+CACHE_READ_RATIO, CACHE_WRITE_RATIO = 0.1, 1.25
+CACHE_HINT = "set llm-prompt-cache: false (--llm-prompt-cache off) for a model without prompt caching"
 
 _AUTH_ERRORS = frozenset({"AccessDeniedException", "UnrecognizedClientException", "InvalidSignatureException",
                           "IncompleteSignatureException", "MissingAuthenticationTokenException",
@@ -67,16 +75,17 @@ def endpoint(region: str) -> str:
 def build_request(*, model: str, system: str, user: str, schema: Mapping[str, Any], schema_name: str,
                   max_tokens: int, credentials: AwsCredentials, region: str, base_url: str | None = None,
                   temperature: float | None = None, now: datetime | None = None,
-                  mode: str = "json_schema") -> Request:
+                  mode: str = "json_schema", cache: bool = False) -> Request:
     """POST {base_url or the regional endpoint}/model/{model}/converse, signed with SigV4 for `region`.
-    `now` fixes the signing time (tests); by default botocore reads the clock."""
+    `now` fixes the signing time (tests); by default botocore reads the clock. `cache`: a `cachePoint` after the
+    system prompt."""
     check_common(model, max_tokens, schema)
     check_name(schema_name)
     if not region:
         raise ValueError("region is required (AWS_REGION)")
     body: dict[str, Any] = {
         "messages": [{"role": "user", "content": [{"text": user}]}],
-        "system": [{"text": system}],
+        "system": [{"text": system}] + ([{"cachePoint": {"type": "default"}}] if cache else []),
         "inferenceConfig": {"maxTokens": max_tokens},
     }
     if output_mode(mode) == "tool":
@@ -137,8 +146,9 @@ def parse_response(status: int, headers: Headers, body: bytes, *, now: float | N
     data = reply_object(status, headers, body, _error, provider=PROVIDER, now=now, redact=redact)
 
     usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-    tokens = {"input_tokens": as_count(usage.get("inputTokens")),
-              "output_tokens": as_count(usage.get("outputTokens"))}
+    tokens = usage_tokens(as_count(usage.get("inputTokens")), as_count(usage.get("outputTokens")),
+                          cached=as_count(usage.get("cacheReadInputTokens")),
+                          written=as_count(usage.get("cacheWriteInputTokens")))
     stop = data.get("stopReason")
     kw = {"provider": PROVIDER, "status": status, **tokens}
     if stop == "max_tokens":
@@ -160,13 +170,12 @@ def parse_response(status: int, headers: Headers, body: bytes, *, now: float | N
             plan = tool_use.get("input")
             if not isinstance(plan, dict):
                 raise LLMInvalidReply("the toolUse input is not a JSON object", **kw)
-            return Reply(plan, tokens["input_tokens"], tokens["output_tokens"],
-                         json.dumps(plan, ensure_ascii=False))
+            return reply_of(plan, tokens, json.dumps(plan, ensure_ascii=False))
     text = "".join(b["text"] for b in blocks if isinstance(b.get("text"), str))
     if not text.strip():
         raise LLMNoAnswer(f"the reply has no answer (stopReason: {str(stop)[:40]}, no text)", **kw)
     plan = plan_from_text(text, provider=PROVIDER, **tokens)
-    return Reply(plan, tokens["input_tokens"], tokens["output_tokens"], text)
+    return reply_of(plan, tokens, text)
 
 
 def _error(status: int, headers: Headers, data: Any, *, now: float | None, redact: Iterable[str]) -> LLMError:
@@ -175,6 +184,8 @@ def _error(status: int, headers: Headers, data: Any, *, now: float | None, redac
     if isinstance(data, dict):
         message = str(data.get("message") or data.get("Message") or "")
     detail = f"{name}: {message or f'HTTP {status}'}" if name else (message or f"HTTP {status}")
+    if "caching" in message.lower() or "cachepoint" in message.lower():
+        detail += f" ({CACHE_HINT})"
     kw = {"provider": PROVIDER, "status": status, "redact": redact}
     if name == "ThrottlingException":
         return LLMRateLimited(detail, retry_after=retry_after(headers, now=now), **kw)
@@ -201,14 +212,16 @@ def request_for(config: Any, environ: Mapping[str, str], **call: Any) -> Request
     region = config.region or region_from_env(environ)
     if not region:
         raise LLMConfigError("no AWS region for Bedrock (AWS_REGION)", provider=PROVIDER)
-    return build_request(**call, credentials=creds, region=region, base_url=config.base_url, mode=config.mode)
+    return build_request(**call, credentials=creds, region=region, base_url=config.base_url, mode=config.mode,
+                         cache=config.prompt_cache)
 
 
 # The provider's one declaration (listed by triage.llm.providers): credentials are AWS's own variables, read by
 # `request_for`; the endpoint is the region's.
 PROTOCOL = Provider(name=PROVIDER, key_variable=None, default_url=None, output_modes=("json_schema", "tool"),
                     request=request_for, parse=parse_response,
-                    secret_variables=("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"))
+                    secret_variables=("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"),
+                    cache_read_ratio=CACHE_READ_RATIO, cache_write_ratio=CACHE_WRITE_RATIO)
 
 __all__ = ["PROTOCOL", "PROVIDER", "SIGNING_SERVICE", "TOOL_DESCRIPTION", "AwsCredentials", "build_request",
            "credentials_from_env", "endpoint", "parse_response", "region_from_env", "request_for", "sign"]

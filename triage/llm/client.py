@@ -52,8 +52,10 @@ class Budget:
     max_calls: int | None = 50
     max_tokens: int | None = None
     calls: int = 0
-    input_tokens: int = 0
+    input_tokens: int = 0  # every input token, cached or not
     output_tokens: int = 0
+    cached_input_tokens: int = 0  # of the input tokens, read from the provider's prompt cache
+    cache_write_tokens: int = 0  # of the input tokens, written to it
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
@@ -68,10 +70,18 @@ class Budget:
                 raise LLMBudgetExhausted(f"the run's budget of {self.max_tokens} tokens is spent")
             self.calls += 1
 
-    def add_tokens(self, input_tokens: int, output_tokens: int) -> None:
+    def add_tokens(self, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0,
+                   cache_write_tokens: int = 0) -> None:
         with self._lock:
             self.input_tokens += input_tokens
             self.output_tokens += output_tokens
+            self.cached_input_tokens += cached_input_tokens
+            self.cache_write_tokens += cache_write_tokens
+
+    def add(self, counted) -> None:
+        """The tokens a `Reply` or an `LLMError` carries."""
+        self.add_tokens(counted.input_tokens, counted.output_tokens, getattr(counted, "cached_input_tokens", 0),
+                        getattr(counted, "cache_write_tokens", 0))
 
 
 @dataclass(frozen=True)
@@ -93,10 +103,17 @@ class LLMConfig:
     region: str | None = None  # Bedrock
     output_mode: str = "auto"  # auto | json_schema | tool (see triage.llm.common.OUTPUT_MODES)
     max_reply_bytes: int = MAX_REPLY_BYTES
+    # Mark the system prompt (the same for every issue of a queue) as the provider's cache point: Anthropic's
+    # `cache_control`, Bedrock's `cachePoint`, OpenAI's `prompt_cache_key` (its own API only).
+    prompt_cache: bool = True
 
     def __post_init__(self) -> None:
         if not self.provider:
             object.__setattr__(self, "provider", providers.DEFAULT)
+        known = providers.REGISTRY.get(self.provider)  # an unknown one: check() says so
+        if known is not None and self.prices is not None:  # cache prices: the provider's published ratios
+            object.__setattr__(self, "prices", self.prices.with_cache_ratios(known.cache_read_ratio,
+                                                                             known.cache_write_ratio))
 
     @property
     def mode(self) -> str:
@@ -173,13 +190,15 @@ class LLMClient:
             try:
                 reply = parse_response(status, headers, body, now=time.time(), redact=secrets)
             except LLMError as exc:
-                self.budget.add_tokens(exc.input_tokens, exc.output_tokens)
+                self.budget.add(exc)
                 raise
-            self.budget.add_tokens(reply.input_tokens, reply.output_tokens)
+            self.budget.add(reply)
             if repeats_secret((reply.raw_text, json.dumps(reply.plan, ensure_ascii=False)), secrets):
                 raise LLMSecretEchoed("the reply repeats part of the model's credential, which the model cannot "
                                       "know: the answer is not trusted", provider=c.provider, status=status,
-                                      input_tokens=reply.input_tokens, output_tokens=reply.output_tokens)
+                                      input_tokens=reply.input_tokens, output_tokens=reply.output_tokens,
+                                      cached_input_tokens=reply.cached_input_tokens,
+                                      cache_write_tokens=reply.cache_write_tokens)
             return reply
 
         def on_transport_error(exc: BaseException):

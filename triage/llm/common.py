@@ -44,7 +44,10 @@ class Provider:
     go without a base URL (None: derived per request, Bedrock's regional endpoint); `output_modes` the structured
     output forms it offers (`OUTPUT_MODES`; the first is what `auto` means); `request(config, environ, *, model,
     system, user, schema, schema_name, max_tokens)` builds a `Request` from the client's configuration;
-    `parse(status, headers, body, *, now, redact)` reads a `Reply` or raises the typed error."""
+    `parse(status, headers, body, *, now, redact)` reads a `Reply` or raises the typed error. `cache_read_ratio`
+    and `cache_write_ratio` are the provider's published prices of an input token read from and written to its
+    prompt cache, as a share of an ordinary input token's: the cost estimate's defaults when no cached price is
+    configured."""
 
     name: str
     key_variable: str | None
@@ -53,6 +56,8 @@ class Provider:
     request: Callable[..., "Request"]
     parse: Callable[..., "Reply"]
     secret_variables: tuple[str, ...] = ()
+    cache_read_ratio: float = 1.0
+    cache_write_ratio: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -75,12 +80,16 @@ class Request:
 @dataclass(frozen=True)
 class Reply:
     """A usable answer: the model's JSON object (`plan`, not yet checked against the plan schema), the tokens the
-    provider reported, and the raw text the object was read from."""
+    provider reported, and the raw text the object was read from. `input_tokens` counts every input token, cached
+    or not; `cached_input_tokens` of them were read from the provider's prompt cache and `cache_write_tokens`
+    written to it (each provider reports these in its own fields; its parser reads them into these)."""
 
     plan: dict[str, Any]
     input_tokens: int
     output_tokens: int
     raw_text: str = field(repr=False)
+    cached_input_tokens: int = 0
+    cache_write_tokens: int = 0
 
 
 def header(headers: Headers, name: str) -> str | None:
@@ -182,10 +191,12 @@ def check_common(model: str, max_tokens: int, schema: Mapping[str, Any]) -> None
         raise ValueError("schema must be a JSON Schema whose root is {'type': 'object', ...}")
 
 
-def plan_from_text(text: Any, *, provider: str, input_tokens: int = 0, output_tokens: int = 0) -> dict[str, Any]:
+def plan_from_text(text: Any, *, provider: str, input_tokens: int = 0, output_tokens: int = 0,
+                   cached_input_tokens: int = 0, cache_write_tokens: int = 0) -> dict[str, Any]:
     """The JSON object in a model's text answer (one surrounding ``` fence is tolerated); LLMInvalidReply when the
     text is missing, not JSON, or not an object."""
-    tokens = {"provider": provider, "input_tokens": input_tokens, "output_tokens": output_tokens}
+    tokens = {"provider": provider, "input_tokens": input_tokens, "output_tokens": output_tokens,
+              "cached_input_tokens": cached_input_tokens, "cache_write_tokens": cache_write_tokens}
     if not isinstance(text, str) or not text.strip():
         raise LLMInvalidReply("the reply has no text content", **tokens)
     stripped = _unfenced(text.strip())
@@ -193,6 +204,7 @@ def plan_from_text(text: Any, *, provider: str, input_tokens: int = 0, output_to
         value = loads_bounded(stripped, provider=provider, what="the model's answer")
     except LLMOversized as exc:
         exc.input_tokens, exc.output_tokens = input_tokens, output_tokens
+        exc.cached_input_tokens, exc.cache_write_tokens = cached_input_tokens, cache_write_tokens
         raise
     except ValueError as exc:
         raise LLMInvalidReply(f"the reply is not valid JSON ({exc.msg} at char {exc.pos})", **tokens) from None
@@ -238,6 +250,20 @@ def as_count(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
+def usage_tokens(uncached: int, output: int, cached: int = 0, written: int = 0) -> dict[str, int]:
+    """The token counts every reply and error carries, from a provider that reports its input tokens apart from
+    the cached (read) and cache-write ones (Anthropic, Bedrock): `input_tokens` counts them all."""
+    return {"input_tokens": uncached + cached + written, "output_tokens": output, "cached_input_tokens": cached,
+            "cache_write_tokens": written}
+
+
+def reply_of(plan: dict[str, Any], tokens: dict[str, int], raw_text: str) -> Reply:
+    """A `Reply` with the token counts `usage_tokens` (or a parser's own dict of the same keys) gives."""
+    return Reply(plan, tokens["input_tokens"], tokens["output_tokens"], raw_text,
+                 cached_input_tokens=tokens.get("cached_input_tokens", 0),
+                 cache_write_tokens=tokens.get("cache_write_tokens", 0))
+
+
 def error_for_status(status: int, message: str, *, provider: str, headers: Headers, now: float | None,
                      redact: Iterable[str]) -> LLMError:
     """The generic mapping used when a provider-specific rule did not decide, as the official SDKs decide it:
@@ -277,7 +303,7 @@ def chosen_mode(mode: str | None) -> str:
 __all__ = ["Headers", "MAX_DEPTH", "MAX_REPLY_BYTES", "OUTPUT_MODES", "Provider", "Reply", "Request",
            "SECRET_HEADERS", "as_count", "check_common", "check_name", "chosen_mode", "decode_json", "encode_json",
            "error_for_status", "header", "json_depth", "loads_bounded", "output_mode", "parse_retry_after",
-           "plan_from_text", "repeats_secret", "retry_after"]
+           "plan_from_text", "repeats_secret", "reply_of", "retry_after", "usage_tokens"]
 
 
 def reply_object(status: int, headers: Headers, body: bytes, error: Any, *, provider: str, now: float | None,

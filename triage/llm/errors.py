@@ -21,10 +21,13 @@ class LLMError(Exception):
     retryable: ClassVar[bool] = False
 
     def __init__(self, message: str, *, provider: str = "", status: int | None = None, input_tokens: int = 0,
-                 output_tokens: int = 0, redact: Iterable[str] = ()):
+                 output_tokens: int = 0, cached_input_tokens: int = 0, cache_write_tokens: int = 0,
+                 redact: Iterable[str] = ()):
         self.message = scrub(str(message), redact)
         self.provider, self.status = provider, status
         self.input_tokens, self.output_tokens = input_tokens, output_tokens
+        # Of `input_tokens`: read from the provider's prompt cache, and written to it (billed differently).
+        self.cached_input_tokens, self.cache_write_tokens = cached_input_tokens, cache_write_tokens
         super().__init__(self.message)
 
     def __str__(self) -> str:

@@ -19,7 +19,8 @@ WRAPPING = ("record", "replay")
 @dataclass(frozen=True)
 class ModelOptions:
     """What a user chose for the model (None or "": not chosen, the default applies). `prices` is a
-    `triage.llm.pricing.Prices`; `record` / `replay` name a directory of recorded replies."""
+    `triage.llm.pricing.Prices`; `prompt_cache` marks the system prompt as the provider's cache point (default on);
+    `record` / `replay` name a directory of recorded replies."""
 
     provider: str = ""
     model: str = ""
@@ -29,6 +30,7 @@ class ModelOptions:
     timeout: float | None = None
     output_mode: str = ""
     prices: Any = None
+    prompt_cache: bool | None = None
     record: str | None = None
     replay: str | None = None
 

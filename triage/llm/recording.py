@@ -19,6 +19,10 @@ from triage.llm.common import Reply
 from triage.llm.errors import LLMError, LLMInvalidReply
 
 
+# What a call cost, as a reply or an error carries it (`Budget.add_tokens` takes them in this order).
+TOKEN_FIELDS = ("input_tokens", "output_tokens", "cached_input_tokens", "cache_write_tokens")
+
+
 class ReplayMissing(LLMError):
     """No recorded reply for this issue (or fewer calls recorded than asked)."""
 
@@ -43,12 +47,13 @@ class RecordingClient:
         try:
             reply = self.inner.complete(system, user, schema, schema_name, key=key)
             entry = {"reply": {"plan": reply.plan, "input_tokens": reply.input_tokens,
-                               "output_tokens": reply.output_tokens}}
+                               "output_tokens": reply.output_tokens,
+                               "cached_input_tokens": reply.cached_input_tokens,
+                               "cache_write_tokens": reply.cache_write_tokens}}
             return reply
         except Exception as exc:
             entry = {"error": {"type": type(exc).__name__, "message": str(getattr(exc, "message", exc))[:500],
-                               "input_tokens": getattr(exc, "input_tokens", 0),
-                               "output_tokens": getattr(exc, "output_tokens", 0)}}
+                               **{k: getattr(exc, k, 0) for k in TOKEN_FIELDS}}}
             raise
         finally:
             entry["latency_ms"] = round((time.perf_counter() - started) * 1000, 1)
@@ -88,17 +93,25 @@ class ReplayClient:
         call = calls[index]
         if "reply" in call:
             r = call["reply"]
-            self.budget.add_tokens(int(r.get("input_tokens", 0)), int(r.get("output_tokens", 0)))
+            tokens = _tokens(r)
+            self.budget.add_tokens(*tokens.values())
             if not isinstance(r.get("plan"), dict):
                 raise LLMInvalidReply("the recorded reply is not a JSON object")
-            return Reply(r["plan"], int(r.get("input_tokens", 0)), int(r.get("output_tokens", 0)),
-                         json.dumps(r["plan"]))
+            return Reply(r["plan"], tokens["input_tokens"], tokens["output_tokens"], json.dumps(r["plan"]),
+                         cached_input_tokens=tokens["cached_input_tokens"],
+                         cache_write_tokens=tokens["cache_write_tokens"])
         err = call.get("error") or {}
         kind = getattr(llm_errors, str(err.get("type")), None)
         kind = kind if isinstance(kind, type) and issubclass(kind, LLMError) else LLMError
-        tokens = {"input_tokens": int(err.get("input_tokens", 0)), "output_tokens": int(err.get("output_tokens", 0))}
-        self.budget.add_tokens(tokens["input_tokens"], tokens["output_tokens"])
+        tokens = _tokens(err)
+        self.budget.add_tokens(*tokens.values())
         raise kind(f"(replayed) {err.get('message', 'recorded failure')}", **tokens)
+
+
+def _tokens(recorded: dict) -> dict[str, int]:
+    """A recorded call's token counts, in `TOKEN_FIELDS` order (a recording made before cached tokens were
+    recorded has none)."""
+    return {k: int(recorded.get(k, 0) or 0) for k in TOKEN_FIELDS}
 
 
 __all__ = ["RecordingClient", "ReplayClient", "ReplayMissing"]

@@ -9,8 +9,8 @@ slot vocabulary (`high_priority.slots`, `triage.text.frames`):
   is named together with a failure word (a regression the rubric could not read);
 - a request (step 4 found a type) only with a strong cue (`request_cues`): a request is not an emergency, but a
   misread bug report must not hide behind the request's counter-weight.
-An issue the rubric already flagged is not asked again unless `confirm_flags` (the flag already puts a human in
-front of it). The classes are data, in the rubric's `hybrid:` section:
+An issue the rubric flags is asked too (`confirm_flags`, on by default): the model reads every step-5 decision
+that would hold a person up, and may clear the flag for a reason from its closed list with a quote from the issue. The classes are data, in the rubric's `hybrid:` section:
 
     hybrid:
       high_priority:
@@ -19,7 +19,7 @@ front of it). The classes are data, in the rubric's `hybrid:` section:
         version_with: [failure]           # a version slot with one of these anywhere in the issue
         request_cues: [crash_signal]
         where: [title, prose, error]
-        confirm_flags: false
+        confirm_flags: true
 
 May import: the standard library, `triage.config`, `triage.core`, `triage.text`.
 """
@@ -43,7 +43,7 @@ class HighPriorityGate:
     version_with: tuple[str, ...] = ("failure",)
     request_cues: tuple[str, ...] = ("crash_signal",)
     where: tuple[str, ...] = ("title", "prose", "error")
-    confirm_flags: bool = False
+    confirm_flags: bool = True
 
     @classmethod
     def from_raw(cls, raw: Mapping[str, Any] | None) -> "HighPriorityGate":

@@ -1,21 +1,27 @@
-"""The `hybrid` planner: the rubric decides where it is sure; the model is asked only where it is not.
+"""The `hybrid` planner: the rubric routes and classifies modules where it is sure; the model is asked where it is
+not, and whenever it is asked, its reading of the type (step 4) and of possible high priority (step 5) decides.
 
-"Not sure" is data, in the rubric's optional `hybrid:` section (defaults below when it is absent):
+When to ask is data, in the rubric's optional `hybrid:` section (defaults below when it is absent):
 - `trap_mixed`: a not-distributed trap matched while distributed evidence is above `trap_max_distributed`
   and below `trap_outweighed` times the trap's score (step 1 is then the model's; evidence that outweighs
   the trap that many times over is an answer, not a doubt: "[FSDP][DTensor] dynamo error" is not a question);
 - `route_margin`: the chosen route's score beats the next route by less than this (steps 2 and 3);
 - `module_confidence`: step 3 ended with one of these confidences (default: low) (step 3);
-- `on_request`: step 4 found a request type (steps 4 and 6: the procedure's judgement of feature vs
-  enhancement is where the rubric is weakest);
+- `on_request`: step 4 found a request type (default: either) (steps 4 and 6: feature vs enhancement is where the
+  rubric is weakest, and a request the model reads as a bug report needs step 6 judged);
+- `on_request_evidence`: request evidence matched below step 4's threshold (a request the rubric may have missed;
+  off by default);
 - `high_priority`: step 5 is asked by the issue's class, not by closeness to the threshold
-  (`triage.planners.escalation`: a bug report with high-priority evidence or a cue, or a version named with a
-  failure; a request only with a strong cue).
+  (`triage.planners.escalation`: every issue the rubric flags; a bug report with high-priority evidence or a
+  failure cue, or a version named with a failure; a request only with a strong cue);
+- `model_decides`: the steps the model's reading decides whenever it is asked at all (default: types and
+  high_priority): the call is paid for, and on these steps its reading is the better one.
 One model call per issue at most (plus one repair of a non-conforming answer); any failure keeps the rubric's plan.
 
 How the model's answer and the rubric's result make each step's decision is `triage.core.merge.HYBRID`: the
-model's judgement decides the steps it was asked, except step 5, where it may add a flag and remove the rubric's
-only for a procedural reason the plan records. The rest of the flow is `ModelPlanner`'s, shared with `llm`.
+model's judgement decides the steps it was asked; step 4's reason records a type the rubric read otherwise, and on
+step 5 a flag the model raises stands, while the rubric's flag is cleared only for a reason from the closed list
+with a quote found in the issue. The rest of the flow is `ModelPlanner`'s, shared with `llm`.
 
 May import: the standard library, `triage.config`, `triage.core`, `triage.planners.model.*`,
 `triage.planners.escalation`.
@@ -43,12 +49,15 @@ class HybridSettings:
     trap_outweighed: float = 0.0
     route_margin: float = 3.0
     module_confidence: tuple[str, ...] = ("low",)
-    # Step 4: the request decisions the model re-checks. "feature" (wholly new, or an improvement of what
-    # exists?) is the judgement the rubric gets wrong most; an enhancement it is usually right about.
-    on_request: tuple[str, ...] = ("feature",)
+    # Step 4: the request decisions the model re-checks (wholly new, or an improvement of what exists?), and
+    # whether request evidence below the threshold asks too (a request the rubric did not see as one).
+    on_request: tuple[str, ...] = ("feature", "enhancement")
+    on_request_evidence: bool = False
     # Step 5: by the issue's class (`triage.planners.escalation`); the misses of a rubric score zero, so a band
     # around the threshold would never show them to the model.
     high_priority: HighPriorityGate = HighPriorityGate()
+    # The steps the model's reading decides whenever the model is asked, whatever asked it.
+    model_decides: tuple[int, ...] = (4, 5)
 
     @classmethod
     def from_rubric(cls, rubric) -> "HybridSettings":
@@ -61,8 +70,15 @@ class HybridSettings:
             route_margin=float(raw.get("route_margin", base.route_margin)),
             module_confidence=tuple(raw.get("module_confidence", base.module_confidence)),
             on_request=_decisions(raw.get("on_request", base.on_request)),
+            on_request_evidence=bool(raw.get("on_request_evidence", base.on_request_evidence)),
             high_priority=HighPriorityGate.from_raw(raw.get("high_priority")),
+            model_decides=tuple(STEP_OF[name] for name in raw["model_decides"]) if "model_decides" in raw
+            else base.model_decides,
         )
+
+
+# `model_decides` names steps as `routing.checks_on_every_route` does.
+STEP_OF = {"types": 4, "high_priority": 5}
 
 
 def _decisions(value) -> tuple[str, ...]:
@@ -108,10 +124,17 @@ def uncertain_steps(snapshot: IssueSnapshot, bundle: Bundle, plan: Plan, setting
     if s4 is not None and s4.labels and s4.decision in settings.on_request:
         take.update({4, 6})
         why.append(f"a request ({s4.decision})")
+    elif settings.on_request_evidence and s4 is not None and not s4.skipped and not s4.labels:
+        seen = next((e for e in s4.evidence if e.points > 0), None)
+        if seen is not None:
+            take.add(4)
+            why.append(f"request evidence below the threshold ({seen.describe()})")
     reason = step5_escalation(plan, analysis, rubric, settings.high_priority)
     if reason:
         take.add(5)
         why.append(reason)
+    if take:  # asked at all: its reading of these steps decides
+        take.update(settings.model_decides)
     return frozenset(take), tuple(why)
 
 

@@ -48,5 +48,6 @@ def run(args: argparse.Namespace) -> int:
     check_model_prompt(planner, bundle)  # as plan and sweep: else every ask fails and the rubric is measured
     cases = plan_rows(rows, bundle, planner=planner)
     totals = planner.usage_totals()  # issue 8: a model planner's calls, tokens, cost, latency
-    extra = {"planner": planner.name, "model": model_figures(totals, len(cases))} if totals is not None else None
+    extra = {"planner": planner.name, "model": model_figures(totals, len(cases), cases)} if totals is not None \
+        else None
     return report(cases, bundle, args, source=args.dataset, key=key, extra=extra)

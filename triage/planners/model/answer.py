@@ -15,9 +15,13 @@ from typing import Any
 from triage.config.bundle import Bundle
 from triage.core.merge import Judgement
 from triage.core.snapshot import IssueSnapshot
-from triage.planners.model.schema import MAX_QUOTE, MAX_REASON, PARTS, retraction
+from triage.planners.model.schema import MAX_QUOTE, MAX_REASON, PARTS, no_flag_reason_text
 
 _SPACE = re.compile(r"\s+")
+# What a model changes when it copies words: typographic quotes and dashes, markdown emphasis and code marks.
+_TYPOGRAPHY = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-",
+                             "\u2014": "-", "`": " ", "*": " "})
+_ELLIPSIS = re.compile(r"\s*(?:\.\.\.|\u2026)\s*")
 
 
 def one_line(text: Any, limit: int) -> str:
@@ -27,7 +31,23 @@ def one_line(text: Any, limit: int) -> str:
 
 
 def normal(text: str) -> str:
-    return _SPACE.sub(" ", text).strip().lower()
+    """Text as quotes are compared: one space for any run of whitespace, lower case, plain quotes and dashes, no
+    markdown emphasis or code marks."""
+    return _SPACE.sub(" ", text.translate(_TYPOGRAPHY)).strip().lower()
+
+
+def quote_found(quote: str, text: str) -> bool:
+    """Whether the model's `quote` is words of the issue (`text`, already `normal`): each piece between ellipses
+    ("..." or "…", where the model left words out) occurs, in order. An empty quote is found nowhere."""
+    pieces = [normal(p) for p in _ELLIPSIS.split(quote or "")]
+    pieces = [p for p in pieces if p]
+    at = 0
+    for piece in pieces:
+        at = text.find(piece, at)
+        if at < 0:
+            return False
+        at += len(piece)
+    return bool(pieces)
 
 
 def decisions_from_answer(answer: dict, take: frozenset[int], by: str, text: str) -> dict[int, Judgement]:
@@ -36,10 +56,12 @@ def decisions_from_answer(answer: dict, take: frozenset[int], by: str, text: str
     out: dict[int, Judgement] = {}
     for step in sorted(take & PARTS.keys()):
         part = answer[PARTS[step]]
+        quote = one_line(part["quote"], MAX_QUOTE)
         out[step] = Judgement(str(part["decision"]), said(step, part, by, text), by,
                               labels=tuple(part.get("labels") or ()), performance=bool(part.get("performance")),
                               criteria=tuple(str(c) for c in part.get("criteria") or ()) if step == 5 else (),
-                              retraction=retraction(part.get("removal_reason")) if step == 5 else "")
+                              retraction=no_flag_reason_text(part.get("no_flag_reason")) if step == 5 else "",
+                              quoted=quote_found(quote, text))
     return out
 
 
@@ -49,8 +71,7 @@ def said(step: int, part: dict, by: str, text: str) -> str:
     quote = one_line(part["quote"], MAX_QUOTE)
     words = f"step {step} ({by}): {part['decision']} — {reason}"
     if quote:
-        found = normal(quote) in text
-        words += f' (quotes "{quote}")' + ("" if found else " [quote not found in the issue]")
+        words += f' (quotes "{quote}")' + ("" if quote_found(quote, text) else " [quote not found in the issue]")
     return words
 
 
@@ -62,4 +83,4 @@ def issue_text_for_quotes(snapshot: IssueSnapshot, bundle: Bundle) -> str:
     return normal(" ".join([issue["title"], issue["body"], *issue["comments"]]))
 
 
-__all__ = ["decisions_from_answer", "issue_text_for_quotes", "normal", "one_line", "said"]
+__all__ = ["decisions_from_answer", "issue_text_for_quotes", "normal", "one_line", "quote_found", "said"]

@@ -1,5 +1,6 @@
 """Asking the model about one issue: the rendered prompt, the closed schema, one answer and at most one repair of an
-answer that does not conform. What an ask cost (calls, tokens, estimated cost, latency) is part of its result,
+answer that does not conform. What an ask cost (calls, tokens, of them cached and written to the provider's cache,
+estimated cost, latency) is part of its result,
 whether it answered or failed: a failure is a value here (`Asked.failure`), not an exception carrying its bill.
 
 May import: the standard library, `triage.config`, `triage.core`, `triage.llm.errors`, `triage.http.errors`,
@@ -17,6 +18,7 @@ from triage.core.snapshot import IssueSnapshot
 from triage.http.errors import HTTPError
 from triage.llm.errors import LLMError, LLMInvalidReply
 from triage.planners.model.answer import one_line
+from triage.planners.model.checks import answer_problems
 from triage.planners.model.schema import SCHEMA_NAME, plan_schema, schema_problems
 
 
@@ -31,14 +33,28 @@ class Asked:
     failure: str | None = None
 
 
+# The token counts a reply or an error carries: every input token, the output tokens, and of the input tokens those
+# read from the provider's prompt cache and those written to it.
+TOKENS = ("input_tokens", "output_tokens", "cached_input_tokens", "cache_write_tokens")
+
+
 class _Spent:
     def __init__(self) -> None:
-        self.calls = self.input_tokens = self.output_tokens = 0
+        self.calls = 0
+        self.tokens = dict.fromkeys(TOKENS, 0)
         self.started = time.perf_counter()
 
-    def add(self, input_tokens: int, output_tokens: int) -> None:
-        self.input_tokens += input_tokens
-        self.output_tokens += output_tokens
+    def add(self, counted) -> None:
+        for name in TOKENS:
+            self.tokens[name] += getattr(counted, name, 0) or 0
+
+
+def priced(tokens: dict[str, int], prices) -> dict:
+    """The token counts, the uncached input among them, and the estimated cost (None without prices)."""
+    uncached = tokens["input_tokens"] - tokens["cached_input_tokens"] - tokens["cache_write_tokens"]
+    cost = prices.cost(*(tokens[name] for name in TOKENS)) if prices is not None else None
+    cost = round(cost, 8) if cost is not None else None
+    return {**tokens, "uncached_input_tokens": max(uncached, 0), "cost_usd": cost}
 
 
 class ModelConsultant:
@@ -57,20 +73,20 @@ class ModelConsultant:
     def usage_totals(self) -> dict[str, Any]:
         b = self.budget
         prices = getattr(self.client.config, "prices", None)
-        cost = prices.cost(b.input_tokens, b.output_tokens) if prices is not None else None
         lat = sorted(self.latency_ms)
-        return {"issues_asked": self.issues_asked, "calls": b.calls, "input_tokens": b.input_tokens,
-                "output_tokens": b.output_tokens, "cost_usd": cost, "fallbacks": self.fallbacks,
+        return {"issues_asked": self.issues_asked, "calls": b.calls,
+                **priced({name: getattr(b, name, 0) for name in TOKENS}, prices), "fallbacks": self.fallbacks,
                 "latency_ms": {"mean": sum(lat) / len(lat) if lat else None,
                                "p95": lat[min(len(lat) - 1, int(0.95 * len(lat)))] if lat else None}}
 
-    def ask(self, snapshot: IssueSnapshot, bundle: Bundle, hints: list[str]) -> Asked:
+    def ask(self, snapshot: IssueSnapshot, bundle: Bundle) -> Asked:
         """The conforming answer and its usage, or the failure (a provider error, the run's budget, the prompt
-        template, an answer that still does not conform after one repair) and what it cost."""
+        template, an answer that still does not conform, or still contradicts itself, after one repair) and what
+        it cost."""
         from triage.planners.model.prompt import PromptError, render
 
         try:
-            prompt = render(snapshot, bundle, hints)
+            prompt = render(snapshot, bundle)
         except PromptError as exc:
             return self._failed(exc, {})
         schema = plan_schema(bundle)
@@ -91,18 +107,20 @@ class ModelConsultant:
             try:
                 reply = self.client.complete(prompt.system, user, schema, SCHEMA_NAME, key=key)
             except LLMError as exc:
-                spent.add(exc.input_tokens, exc.output_tokens)
+                spent.add(exc)
                 if isinstance(exc, LLMInvalidReply) and attempt == 0:
                     user = prompt.user + _repair_note([exc.message])
                     continue
                 raise
-            spent.add(reply.input_tokens, reply.output_tokens)
+            spent.add(reply)
             problems = schema_problems(reply.plan, schema)
+            what = "does not match the plan schema"
+            if not problems:  # only a conforming answer can be read for contradictions
+                problems, what = answer_problems(reply.plan), "contradicts itself"
             if not problems:
                 return reply.plan
             if attempt == 1:
-                raise LLMInvalidReply("the answer does not match the plan schema after one repair: "
-                                      + "; ".join(problems[:3]))
+                raise LLMInvalidReply(f"the answer {what} after one repair: " + "; ".join(problems[:3]))
             user = prompt.user + _repair_note(problems)
         raise LLMInvalidReply("no usable answer after one repair")
 
@@ -112,17 +130,15 @@ class ModelConsultant:
 
     def _usage(self, spent: _Spent) -> dict[str, Any]:
         c = self.client.config
-        prices = getattr(c, "prices", None)
-        return {"provider": c.provider, "model": c.model, "calls": spent.calls, "input_tokens": spent.input_tokens,
-                "output_tokens": spent.output_tokens,
-                "cost_usd": prices.cost(spent.input_tokens, spent.output_tokens) if prices is not None else None,
+        return {"provider": c.provider, "model": c.model, "calls": spent.calls,
+                **priced(spent.tokens, getattr(c, "prices", None)),
                 "latency_ms": round((time.perf_counter() - spent.started) * 1000, 1)}
 
 
 def _repair_note(problems: Iterable[str]) -> str:
     listed = "\n".join(f"- {one_line(p, 200)}" for p in list(problems)[:5])
-    return ("\n\nYour previous answer was rejected because it does not match the schema:\n" + listed +
-            "\nAnswer again with one JSON object that matches the schema exactly.")
+    return ("\n\nYour previous answer was rejected because it does not match the schema or contradicts itself:\n"
+            + listed + "\nAnswer again with one JSON object that matches the schema exactly and agrees with itself.")
 
 
 __all__ = ["Asked", "ModelConsultant"]

@@ -1,9 +1,9 @@
 """`ModelPlanner`: how a model's answer becomes a proposal, the flow the `llm` and `hybrid` planners share.
 
-The rubric plans first (it is the fallback, and its findings are the prompt's hints). Only an issue on which the
-procedure reached a judgement is put to the model (`triage.core.procedure.reached_judgement`: never one a person
-classified, or one processed already), and only about the steps the planner asks (`steps_to_ask`: every judgement
-step for `llm`; where the rubric is unsure for `hybrid`). The model answers the closed plan schema; a conforming
+The rubric plans first (it is the fallback; the model is shown the issue only, never the rubric's findings). Only
+an issue on which the procedure reached a judgement is put to the model (`triage.core.procedure.reached_judgement`:
+never one a person classified, or one processed already), and only about the steps the planner asks
+(`steps_to_ask`: every judgement step for `llm`; where the rubric is unsure for `hybrid`). The model answers the closed plan schema; a conforming
 answer becomes per-step judgements (`triage.planners.model.answer`) that the one procedure runs on the rubric's
 own analysis of the issue, merged by the planner's `MergePolicy` (`triage.core.merge`), and folds into a proposal.
 Anything that goes wrong (the provider, the budget, the prompt template, an answer that still does not conform)
@@ -70,7 +70,7 @@ class ModelPlanner(Planner):
         """The procedure with the model's decisions for `take` (on the rubric's `analysis` of the issue, when the
         caller has it), or the rubric's plan and a reason saying why not."""
         by = self.name
-        asked = self.consultant.ask(snapshot, bundle, [r.reason for r in rubric_plan.steps if not r.skipped])
+        asked = self.consultant.ask(snapshot, bundle)
         if asked.answer is None:
             # The plan is the rubric's and says so (`planner`), with the model's failure and its cost in `usage`.
             usage = dict(asked.usage, fallback=asked.failure)

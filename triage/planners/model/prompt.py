@@ -1,13 +1,18 @@
 """The model's prompt, rendered from the queue's `prompt.md.j2` (data a fork edits, beside its comment templates;
-each bundled queue has its own): the system part (procedure, routes, allowlist, output contract) and the user
-part (the issue's text, clipped, and the rubric's hints, which quote it, all between fences that the issue cannot
-close).
+each bundled queue has its own): the system part (the procedure as configured, routes, allowlist, output contract)
+and the user part (the issue's text, clipped, between fences that the issue cannot close).
+
+The system part is the same, byte for byte, for every issue of a queue: it is rendered from the configuration
+only (`procedure_context`: which routes stop, which steps run on every route, step 5's criteria, step 4's
+definitions, the reasons an issue is not flagged), so every provider's prompt cache can hold it. Everything about
+one issue, the fence included, is in the user part. The user part carries the issue only: no rubric finding,
+so a recorded answer stays valid when the rubric changes and the model is not anchored on keyword matches.
 
 Why a fence derived from a hash of the text: an issue that writes the closing fence to "end" the data and start
 giving orders would have to contain the hash of itself. The fence is deterministic, so a recorded reply replays
 against the same prompt. Any fence-like line in the text is neutralised anyway.
 
-May import: the standard library, jinja2 (sandboxed), `triage.config`, `triage.core`.
+May import: the standard library, jinja2 (sandboxed), `triage.config`, `triage.core`, `triage.planners.model.schema`.
 """
 from __future__ import annotations
 
@@ -26,7 +31,6 @@ MAX_TITLE = 300
 MAX_BODY = 12_000
 MAX_COMMENT = 3_000
 MAX_COMMENTS = 8
-MAX_HINT = 300
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _FENCE_LIKE = re.compile(r"(<<<|>>>)")
 
@@ -108,7 +112,61 @@ def issue_text(snapshot: IssueSnapshot, template_names=()) -> dict:
             "body": clip(snapshot.body, MAX_BODY), "comments": shown, "labels": list(snapshot.labels)}
 
 
-def render(snapshot: IssueSnapshot, bundle: Bundle, hints: list[str]) -> Prompt:
+# The steps `routing.checks_on_every_route` may name, as the procedure numbers and the answer names them.
+EVERY_ROUTE_STEPS = {"types": (4, "type"), "high_priority": (5, "high_priority")}
+
+
+def procedure_context(bundle: Bundle) -> dict:
+    """What the configured procedure does, from the data the rubric runs on: the prompt's system part is rendered
+    from this alone (and the same for every issue). `route_rule` is the one sentence saying which steps run on the
+    routes whose own team triages further, as `triage.core.procedure.run` runs them."""
+    from triage.planners.model.schema import NO_FLAG_NONE, NO_FLAG_REASONS
+
+    rubric, labels = bundle.rubric, bundle.labels
+    routes = [{"name": name, "label": rule.label, "default": name == rubric.default_route,
+               "stops": name in rubric.stop_after,
+               "description": next((s.description for s in labels.specs if s.name == rule.label), "")}
+              for name, rule in rubric.routes.items()]
+    every = [EVERY_ROUTE_STEPS[k] for k in rubric.checks_on_every_route if k in EVERY_ROUTE_STEPS]
+    high = getattr(rubric, "high_priority", None)
+    return {
+        "queue_label": labels.queue_label, "routes": routes, "stop_after": list(rubric.stop_after),
+        "default_route": rubric.default_route,
+        "every_route": [name for _, name in every],
+        "route_rule": route_rule(list(rubric.stop_after), [step for step, _ in every]),
+        "criteria": [{"name": c.name, "description": c.description} for c in getattr(high, "criteria", ())],
+        "types": {kind: getattr(rubric, kind).description for kind in ("request", "feature", "enhancement",
+                                                                      "performance")},
+        "no_flag_reasons": [{"name": k, "text": v} for k, v in NO_FLAG_REASONS.items()],
+        "no_flag_none": NO_FLAG_NONE,
+        "max_module_labels": rubric.module_max_labels,
+        "labels": [{"name": s.name, "role": s.role, "route": s.route, "description": s.description}
+                   for s in labels.specs if s.role in ("sub-oncall", "module", "type")],
+        # Step 1's answer values in the schema (the procedure's): a queue's prompt names them without spelling
+        # another queue's name.
+        "in_queue": str(Distributed.YES), "not_in_queue": str(Distributed.NO),
+    }
+
+
+STEP_WORDS = {3: "module labels (step 3)", 4: "the type (step 4)", 5: "possible high priority (step 5)",
+              6: "a reproduction (step 6)"}
+
+
+def route_rule(stop_after: list[str], every_route: list[int]) -> str:
+    """Which of steps 3-6 the procedure runs on the routes whose own team triages further, in one sentence."""
+    if not stop_after:
+        return "On every route the procedure runs every later step (3 to 6)."
+    names = " and ".join(f"`{name}`" for name in stop_after)
+    runs = [STEP_WORDS[s] for s in (4, 5) if s in every_route]
+    skipped = [STEP_WORDS[s] for s in (3, 4, 5, 6) if s not in every_route]
+    said = (f"On {'route' if len(stop_after) == 1 else 'routes'} {names} the sub-team triages further itself: "
+            f"the procedure does not decide {' or '.join(skipped)} there")
+    if runs:
+        said += f", and it still checks {' and '.join(runs)} there, as on every route"
+    return said + "."
+
+
+def render(snapshot: IssueSnapshot, bundle: Bundle) -> Prompt:
     from jinja2 import TemplateError
 
     from triage.config.templates import render_bounded
@@ -121,22 +179,9 @@ def render(snapshot: IssueSnapshot, bundle: Bundle, hints: list[str]) -> Prompt:
     issue = issue_text(snapshot, bundle.templates.names)
     digest = hashlib.sha256(repr(sorted(issue.items())).encode("utf-8")).hexdigest()[:16]
     fence = f"ISSUE-DATA-{digest}"
-    rubric, labels = bundle.rubric, bundle.labels
-    routes = [{"name": name, "label": rule.label, "default": name == rubric.default_route,
-               "description": next((s.description for s in labels.specs if s.name == rule.label), "")}
-              for name, rule in rubric.routes.items()]
-    high = getattr(rubric, "high_priority", None)
-    criteria = [{"name": c.name, "description": c.description} for c in getattr(high, "criteria", ())]
-    context = {
-        "queue_label": labels.queue_label, "routes": routes, "stop_after": list(rubric.stop_after),
-        "default_route": rubric.default_route, "criteria": criteria,
-        "labels": [{"name": s.name, "role": s.role, "route": s.route, "description": s.description}
-                   for s in labels.specs if s.role in ("sub-oncall", "module", "type")],
-        "hints": [clip(" ".join(h.split()), MAX_HINT) for h in hints], "issue": issue, "fence": fence,
-        # Step 1's answer values in the schema (the procedure's): a queue's prompt names them without spelling
-        # another queue's name.
-        "in_queue": str(Distributed.YES), "not_in_queue": str(Distributed.NO),
-    }
+    # `hints` stays defined (empty) for a fork's older template that still lists them: the user part carries the
+    # issue only.
+    context = dict(procedure_context(bundle), issue=issue, fence=fence, hints=[])
     try:
         return Prompt(render_bounded(template, part="system", **context).strip(),
                       render_bounded(template, part="user", **context).strip(), fence)
@@ -144,5 +189,5 @@ def render(snapshot: IssueSnapshot, bundle: Bundle, hints: list[str]) -> Prompt:
         raise PromptError(f"{file}: the prompt template does not render: {exc}") from None
 
 
-__all__ = ["MAX_BODY", "MAX_COMMENT", "MAX_COMMENTS", "MAX_TITLE", "PROMPT_FILE", "Prompt", "PromptError", "check", "clip",
-           "issue_text", "prompt_path", "render"]
+__all__ = ["EVERY_ROUTE_STEPS", "MAX_BODY", "MAX_COMMENT", "MAX_COMMENTS", "MAX_TITLE", "PROMPT_FILE", "Prompt",
+           "PromptError", "check", "clip", "issue_text", "procedure_context", "prompt_path", "render", "route_rule"]

@@ -34,15 +34,32 @@ DECISIONS: dict[str, tuple[str, ...]] = {
     "high_priority": (Flag.NO_FLAG, Flag.FLAG),
     "reproduction": (Reproduction.HAS, Reproduction.NEEDS),  # `request` is the procedure's, never the model's
 }
-# Why a high-priority flag the rubric raised may be taken back (hybrid): reasons the procedure itself gives, never
-# "it does not look severe" (a flag asks a person to look; it is not a severity verdict). `none`: no such reason.
-REMOVAL_REASONS = ("none", "not_a_bug_report", "evidence_not_the_reporters_bug")
-REMOVAL_REASON_TEXT = {
-    "not_a_bug_report": "not a bug report (a request, a question, documentation or a test-infrastructure report): "
-                        "step 5's criteria are about bugs",
-    "evidence_not_the_reporters_bug": "the words the rubric matched are not the reporter's account of this bug "
-                                      "(quoted from a template, another issue, a log line it explains, or negated)",
+# Step 5: why an issue is not flagged. Every `no_flag` answer names one (and quotes the issue for it), so a reading
+# that clears a rubric's flag is a reason the procedure gives, checkable against the issue, never "it does not look
+# severe" (a flag asks a person to look; it is not a severity verdict). The values cover what the procedure means
+# by "not high priority": the criteria are about distributed bugs, as stated. `none` is a flag's value. The order
+# is the schema's (a stand-in's minimal answer takes the first); the text is what the prompt and the plan say.
+NO_FLAG_REASONS: dict[str, str] = {
+    "no_criterion_met": "a bug report that, read as stated, meets none of the criteria: an ordinary error or "
+                        "exception with its message, an unsupported case, a slowdown or extra memory, a failure "
+                        "while starting or configuring; or a criterion's words that are not this bug's (negated, "
+                        "as in \"no crash\"; quoted from a template, another issue or a log line it explains)",
+    "not_met_where_it_runs": "it would meet a criterion only where the criterion says it happens, and the issue "
+                             "shows it does not happen there (e.g. one process where the criterion needs a "
+                             "multi-node or multi-GPU job)",
+    "third_party_code": "the failure is in the reporter's own or a third party's code (their kernel, custom backend "
+                        "or extension, model code, another library), not in the code this queue triages",
+    "reporter_setup_or_misuse": "the reporter's own setup or misuse causes it, as the issue shows (e.g. a "
+                                "collective called on only some ranks, mismatched arguments across ranks, a wrong "
+                                "world size or environment variable, a network, driver or installation problem on "
+                                "their machines)",
+    "docs_or_test_report": "a documentation problem or a test-infrastructure report (a DISABLED or flaky test, a "
+                           "CI job), not a bug in what users run",
+    str(Distributed.NO): "step 1 found the issue is not this queue's at all",
+    "not_a_bug_report": "not a bug report: a feature or enhancement request, or a usage question",
 }
+NO_FLAG_NONE = "none"
+NO_FLAG_VALUES = (*NO_FLAG_REASONS, NO_FLAG_NONE)
 
 
 def _step(decisions: list[str], extra: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -57,10 +74,9 @@ def _step(decisions: list[str], extra: dict[str, Any] | None = None) -> dict[str
     return {"type": "object", "additionalProperties": False, "required": list(props), "properties": props}
 
 
-def retraction(removal_reason: Any) -> str:
-    """The procedural reason a `removal_reason` answer gives, in words ("" for none, or for a word it does not
-    know)."""
-    return REMOVAL_REASON_TEXT.get(str(removal_reason or "none"), "")
+def no_flag_reason_text(value: Any) -> str:
+    """What a `no_flag_reason` answer means, in words ("" for none, or for a word the list does not have)."""
+    return NO_FLAG_REASONS.get(str(value or NO_FLAG_NONE), "")
 
 
 def module_labels(bundle: Bundle) -> list[str]:
@@ -83,10 +99,12 @@ def plan_schema(bundle: Bundle) -> dict[str, Any]:
         "type": {"performance": {"type": "boolean", "description": "An enhancement about speed or memory."}},
         "high_priority": {
             "criteria": {"type": "array", "items": {"type": "string", "enum": criteria_names(bundle)},
-                         "description": "The step-5 criteria the issue plausibly meets (flag when any); [] for none."},
-            "removal_reason": {"type": "string", "enum": list(REMOVAL_REASONS),
-                               "description": "Only when answering no_flag although the rubric's hints flag it: the "
-                                              "procedural reason; otherwise none."}},
+                         "description": "flag: every step-5 criterion the issue plausibly meets (at least one); "
+                                        "no_flag: []."},
+            "no_flag_reason": {"type": "string", "enum": list(NO_FLAG_VALUES),
+                               "description": "no_flag: why no criterion is met, one of: " + "; ".join(
+                                   f"{name}: {text}" for name, text in NO_FLAG_REASONS.items())
+                               + ". flag: none. The step's quote supports it."}},
     }
     decisions = dict(DECISIONS, route=tuple(bundle.rubric.routes))
     props = {part: _step([str(d) for d in decisions[part]], extra.get(part)) for part in PARTS.values()}
@@ -125,6 +143,6 @@ def schema_problems(value: Any, schema: dict[str, Any], where: str = "") -> list
     return []
 
 
-__all__ = ["DECISIONS", "MAX_QUOTE", "MAX_REASON", "NOT_APPLICABLE", "PARTS", "REMOVAL_REASONS",
-           "REMOVAL_REASON_TEXT", "SCHEMA_NAME", "criteria_names", "module_labels", "plan_schema", "schema_problems",
-           "retraction"]
+__all__ = ["DECISIONS", "MAX_QUOTE", "MAX_REASON", "NOT_APPLICABLE", "NO_FLAG_NONE", "NO_FLAG_REASONS",
+           "NO_FLAG_VALUES", "PARTS", "SCHEMA_NAME", "criteria_names", "module_labels", "no_flag_reason_text",
+           "plan_schema", "schema_problems"]

@@ -1,0 +1,92 @@
+"""The measurement harness without a model API (bench/model_answers.py, issue 28), run as a program on a handful of
+issues with answers made mechanically (they repeat the rubric's plan: this tests the harness, it measures
+nothing): capture writes one gold-free prompt per issue, in folders, through the real `ptd-triage plan` and a
+loopback stand-in; check reads the answers; score serves them to `ptd-triage eval` for rubric, llm and hybrid and
+prints one table; an answer to a prompt that changed since capture is refused, never scored."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "bench" / "model_answers.py"
+DATA = ROOT / "tests" / "data" / "eval_small.jsonl"
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(SCRIPT), *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=600)
+
+
+@pytest.fixture(scope="module")
+def captured(tmp_path_factory):
+    out = tmp_path_factory.mktemp("answers")
+    run = _run("capture", str(DATA), str(out), "--per-folder", "5")
+    assert run.returncode == 0, run.stdout + run.stderr
+    rows = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line.strip()]
+    key = out / "key.jsonl"
+    key.write_text("".join(json.dumps({"id": r["id"], "type": "bug", "performance": False,
+                                       "high_priority": i % 3 == 0, "criterion": "crash" if i % 3 == 0 else None,
+                                       "sure": "high", "why": "harness", "not_distributed": False}) + "\n"
+                           for i, r in enumerate(rows)), encoding="utf-8")
+    return out, rows, key
+
+
+def test_capture_writes_one_gold_free_prompt_per_issue_in_folders(captured):
+    out, rows, _ = captured
+    prompts = sorted((out / "prompts").rglob("prompt-*.json"))
+    assert len(prompts) == len(rows) == 13
+    assert sorted(p.parent.name for p in prompts) == ["01"] * 5 + ["02"] * 4 + ["03"] * 4  # ~5 a folder, even
+    systems = set()
+    for path in prompts:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        text = json.dumps(document)
+        assert '"gold"' not in text and "module: fsdp\", \"oncall" not in text
+        assert document["response_format"]["json_schema"]["name"] == "ptd_triage_plan"
+        systems.add(document["system_sha256"])
+        assert f"Issue #{document['issue']}." in document["messages"][1]["content"]
+    assert len(systems) == 1  # one system prompt for every issue
+    manifest = json.loads((out / "prompts" / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["folders"] == 3 and manifest["not_asked"] == [] and (out / "prompts" / "README.md").is_file()
+
+
+def test_answers_are_checked_served_and_scored_side_by_side(captured):
+    out, rows, key = captured
+    prompts = out / "prompts"
+    assert _run("mechanical", str(prompts), str(DATA)).returncode == 0
+    checked = _run("check", str(prompts))
+    assert checked.returncode == 0 and "13 prompts, 13 answers, 0 unusable or missing" in checked.stdout
+    scored = _run("score", str(DATA), str(key), str(prompts), "--json", str(out / "score.json"))
+    assert scored.returncode == 0, scored.stdout + scored.stderr
+    table = [line for line in scored.stdout.splitlines() if line.startswith("| ")]
+    assert [line.split("|")[1].strip() for line in table[1:]] == ["rubric", "llm", "hybrid"]
+    figures = json.loads((out / "score.json").read_text(encoding="utf-8"))["figures"]
+    llm, rubric, hybrid = figures["llm"], figures["rubric"], figures["hybrid"]
+    for name in ("hp_recall", "false_flags", "right_type", "routing", "module_f1"):  # answers agreeing with
+        assert llm[name] == rubric[name] == hybrid[name], name  # the rubric change nothing
+    assert llm["asked"] == 1.0 and llm["calls"] == 13 and llm["fallbacks"] == 0
+    assert 0 < hybrid["asked"] < 1 and hybrid["input_tokens"] > 0 and llm["input_tokens"] > hybrid["input_tokens"]
+    assert "0 refused because the prompt changed since capture" in scored.stdout
+
+
+def test_a_wrong_or_changed_answer_is_reported_never_scored(captured, tmp_path):
+    out, rows, key = captured
+    copy = tmp_path / "prompts"
+    subprocess.run(["cp", "-r", str(out / "prompts"), str(copy)], check=True)
+    answer = next(copy.rglob("answer-101.json"))
+    broken = json.loads(answer.read_text(encoding="utf-8"))
+    broken["high_priority"].update(decision="flag", criteria=[], no_flag_reason="none")
+    answer.write_text(json.dumps(broken), encoding="utf-8")
+    checked = _run("check", str(copy))
+    assert checked.returncode == 1 and "a flag names at least one criterion" in checked.stdout
+    prompt = next(copy.rglob("prompt-102.json"))
+    document = json.loads(prompt.read_text(encoding="utf-8"))
+    document["system_sha256"] = "0" * 64  # as if the prompt had been captured from another system prompt
+    prompt.write_text(json.dumps(document), encoding="utf-8")
+    scored = _run("score", str(DATA), str(key), str(copy))
+    assert scored.returncode == 1 and "refused because the prompt changed since capture" in scored.stdout
+    assert "1 refused" in scored.stdout or "2 refused" in scored.stdout  # llm, and hybrid if it asked

@@ -1,0 +1,37 @@
+"""The bundled queues' rendered system prompt and answer schema, pinned (issue 28). Recorded model answers
+(`eval --record`, and the blind answers `bench/model_answers.py` serves) were written against exactly this prompt
+and schema: a change to either, through the template, the rubric's descriptions, the labels' descriptions or the
+schema's code, makes them answers to another question. If the change is meant, say so loudly, capture the prompts
+again (`python bench/model_answers.py capture`), have them answered again, and update the fingerprints here."""
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+from llm_helpers import issue
+
+from triage.config.bundle import load_bundle
+from triage.planners.model.prompt import render
+from triage.planners.model.schema import plan_schema
+
+# queue -> (sha256 of the system prompt, sha256 of the schema as sorted JSON), first 16 hex digits
+PINNED = {
+    "distributed": ("00c881ac7b089dd9", "88d42f85ae70199a"),
+    "pt2": ("b50e9eb3d201e427", "77ab2454ae82fb1b"),
+}
+
+
+def fingerprint(queue: str) -> tuple[str, str]:
+    bundle = load_bundle(queue=queue)
+    system = render(issue(), bundle).system
+    schema = json.dumps(plan_schema(bundle), sort_keys=True)
+    return (hashlib.sha256(system.encode("utf-8")).hexdigest()[:16],
+            hashlib.sha256(schema.encode("utf-8")).hexdigest()[:16])
+
+
+@pytest.mark.parametrize("queue", PINNED)
+def test_the_prompt_and_schema_recorded_answers_depend_on_are_unchanged(queue):
+    assert fingerprint(queue) == PINNED[queue], (
+        f"the {queue} queue's rendered system prompt or answer schema changed: recorded model answers no longer "
+        "answer it (see this file's docstring)")

@@ -17,7 +17,7 @@ from triage.planners.model.schema import plan_schema
 
 # queue -> (sha256 of the system prompt, sha256 of the schema as sorted JSON), first 16 hex digits
 PINNED = {
-    "distributed": ("00c881ac7b089dd9", "88d42f85ae70199a"),
+    "distributed": ("333661c6f438c120", "88d42f85ae70199a"),
     "pt2": ("b50e9eb3d201e427", "77ab2454ae82fb1b"),
 }
 

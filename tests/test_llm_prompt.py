@@ -86,7 +86,12 @@ def test_step4_in_the_procedures_words(prompt):
     assert "`feature`: wholly new functionality that does not exist today in any form." in system
     assert "does what the issue asks for exist today in any form" in system
     assert "Then it is an improvement of what exists: `enhancement`. If nothing like it exists yet, it is new: " \
-           "`feature`." in system
+           "`feature`, whatever shape the request gives it" in system
+    # A workaround the reporter builds is no existing form of the thing (a blind reader of an earlier prompt, told
+    # that "a manual workaround" counts as existing, typed nearly every feature request as an enhancement).
+    assert "code the reporter writes themselves to get around its absence, or another library, does not make it " \
+           "exist" in system
+    assert "manual workaround" not in system
     assert "a new option, default, message or speed-up of an existing thing is an `enhancement`" not in system
     for kind in ("usage question", "documentation problem", "DISABLED or flaky-test"):
         assert kind in system, kind

@@ -22,6 +22,7 @@ from triage.text.matching import PatternError, Signal, compile_pattern, compile_
 from triage.text.patterns import Pattern
 
 DEFAULT_COMMAND = "/ptd-retriage"
+DEFAULT_MODULE_MAX_LABELS = 3  # no issue in the dev sets needs more; the rubric's own plans never exceed it
 DEFAULT_COMMENT_TEMPLATES = {"not_distributed": "not_distributed", "needs_reproduction": "needs_distributed_reproduction"}
 
 
@@ -111,6 +112,8 @@ class Rubric:
     hybrid: dict = field(default_factory=dict)
     # What reports call step 1's decisions (rubric `words:`; `triage.config.words.queue_words` fills the gaps).
     words: dict = field(default_factory=dict)
+    # At most this many module labels added to one issue (rubric `modules.max_labels`): the policy's cap.
+    module_max_labels: int = DEFAULT_MODULE_MAX_LABELS
 
     def route_label(self, route: str) -> str | None:
         return self.routes[route].label
@@ -257,6 +260,7 @@ def compile_rubric(data: object, path: str) -> Rubric:
         command=data.get("command", DEFAULT_COMMAND),
         hybrid=dict(data.get("hybrid") or {}),
         words=dict(data.get("words") or {}),
+        module_max_labels=int(mods.get("max_labels", DEFAULT_MODULE_MAX_LABELS)),
     )
 
 

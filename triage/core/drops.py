@@ -21,6 +21,7 @@ class DropKind(StrEnum):
     SUB_ONCALLS_REFUSED = "sub_oncalls_refused"  # subject: the proposed sub-oncalls (refusing to guess)
     MODULE_WITHOUT_ROUTE = "module_without_route"  # subject: the module
     MODULE_OF_OTHER_ROUTE = "module_of_other_route"  # subject: the module; context: (its route, the issue's route)
+    MODULES_OVER_CAP = "modules_over_cap"  # subject: the module; context: (the queue's cap,)
     ROUTING_NOT_DISTRIBUTED = "routing_not_distributed"  # subject: a routing label on a not-distributed issue
     REVIEW_NO_SUB_ONCALL = "review_no_sub_oncall"  # no sub-oncall: sent to review
     REVIEW_NO_MODULE = "review_no_module"  # a classification without module: sent to review
@@ -55,6 +56,8 @@ _WORDING = {
     DropKind.MODULE_WITHOUT_ROUTE: lambda name: f"dropped '{name}': no route for the issue, so no module is classified",
     DropKind.MODULE_OF_OTHER_ROUTE: lambda name, home, route: (
         f"dropped '{name}': it belongs to route {home}, and the issue is routed {route}"),
+    DropKind.MODULES_OVER_CAP: lambda name, cap: (
+        f"dropped '{name}': at most {cap} module labels are added to one issue (rubric modules.max_labels)"),
     DropKind.ROUTING_NOT_DISTRIBUTED: lambda name: (
         f"dropped '{name}': an issue flagged as not distributed is left for a human to route"),
     DropKind.REVIEW_NO_SUB_ONCALL: lambda _: "no sub-oncall for the issue: sent to review",

@@ -12,6 +12,7 @@ The rules (the seed's constraints, plus the semantic rules PyTorch's own apply s
 - an existing sub-oncall is kept (a proposed one beside it is dropped); with none on the issue, more than one
   proposed is refused ("refuse to guess") and the issue goes to review;
 - a module label is added only with a route, and only the route's own (or one the allowlist gives every route);
+  at most the queue's `modules.max_labels` of them (default 3) are added to one issue, the first proposed kept;
 - a classification (a route whose team needs modules) with no module label goes to review;
 - the high-priority flow adds review and never the marker; every other flow that writes anything adds the
   marker (the procedure's "add the marker whenever the bot has processed the issue");
@@ -91,6 +92,7 @@ def enforce(proposal: Plan, snapshot: IssueSnapshot, bundle: Bundle, *,
     _allowlisted(d)
     oncall, route = _sub_oncall(d)
     _modules_of_route(d, route)
+    _module_cap(d)
     new_modules = [l for l in d.wanted if d.role(l) == Role.MODULE]
     if d.claim == NOT_DISTRIBUTED:
         for name in [l for l in d.wanted if d.role(l) in _ROUTING]:
@@ -156,6 +158,15 @@ def _modules_of_route(d: _Draft, route: str | None) -> None:
             d.drop(DropKind.MODULE_OF_OTHER_ROUTE, name, home, route)
         else:
             continue
+        d.wanted.remove(name)
+
+
+def _module_cap(d: _Draft) -> None:
+    """No more module labels on one issue than the queue allows (rubric `modules.max_labels`): a plan with seven is
+    not a classification. The first proposed are kept (a planner's ranking); the rest are dropped."""
+    cap = d.bundle.rubric.module_max_labels
+    for name in [l for l in d.wanted if d.role(l) == Role.MODULE][cap:]:
+        d.drop(DropKind.MODULES_OVER_CAP, name, cap)
         d.wanted.remove(name)
 
 

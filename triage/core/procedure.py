@@ -44,6 +44,7 @@ class Judgement:
     combine: Callable[[StepResult], StepResult] | None = None
 
 
+NOT_APPLICABLE = "not_applicable"  # a model's step-3 word: no module applies (the route's own team classifies)
 Decisions = Mapping[int, Judgement]
 NO_DECISIONS: Decisions = {}
 
@@ -123,6 +124,8 @@ def _step3(c: _Context, route: str) -> StepResult:
         return steps.step3_modules(c.snapshot, c.analysis, c.bundle.rubric, labels, route)
     chosen = tuple(dict.fromkeys(l for l in j.labels
                                  if labels.role(l) == Role.MODULE and labels.route(l) in (route, None)))
+    if j.decision == NOT_APPLICABLE:  # "no module applies" cannot come with modules: its labels are not kept
+        chosen = ()
     if j.decision == Confidence.LOW or not chosen:
         note = "" if j.decision == Confidence.LOW else f" [no module of route {route} named: sent to review]"
         return StepResult(3, Confidence.LOW, (labels.review,), reason=j.reason + note, by=j.by)

@@ -13,6 +13,7 @@ May import: the standard library, `triage.config`.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -26,6 +27,7 @@ from triage.config.validate import QueueSources, check
 _PACKAGE = Path(__file__).resolve().parent.parent  # triage/
 DEFAULT_QUEUE = "distributed"
 PROMPT_FILE = "prompt.md.j2"
+TEMPLATE_NAME = re.compile(r"[A-Za-z0-9_-]{1,100}")  # a template's name, wherever it comes from
 
 
 class ConfigError(ValueError):
@@ -84,6 +86,9 @@ def read_templates(directory: Path) -> tuple[dict[str, str], dict[str, tuple[str
     sources, files = {}, {}
     for path in sorted(directory.glob("*" + SUFFIX)):
         name = path.name[: -len(SUFFIX)]
+        if not TEMPLATE_NAME.fullmatch(name):  # the rule of a repository file's `templates:` keys, everywhere
+            raise ConfigError(f"{path}: {name!r} is not a template name (letters, digits, '_' and '-', as the "
+                              "keys of `templates:`)")
         sources[name] = path.read_text(encoding="utf-8")
         files[name] = (str(path), 1)
     return sources, files

@@ -21,10 +21,9 @@ May import: the standard library, `triage.config`.
 
 from __future__ import annotations
 
-import re
 from typing import Protocol
 
-from triage.config.bundle import PROMPT_FILE, ConfigError
+from triage.config.bundle import PROMPT_FILE, TEMPLATE_NAME, ConfigError
 from triage.config.repo import base_of, describe_source, read_repo_config, sources_for
 from triage.config.rubric import DEFAULT_COMMENT_TEMPLATES
 from triage.config.source import Located, SourceError, merge, parse_document
@@ -34,7 +33,6 @@ from triage.config.words import canonical
 
 MAX_EXTENDS = 3  # a chain of `extends:` between repositories; deeper is refused (and so is a cycle)
 MAX_QUEUE_READS = 10  # requests one queue may cost (files and listings, its `extends:` chain included)
-TEMPLATE_NAME = re.compile(r"[A-Za-z0-9_-]{1,100}")  # the file form's `templates:` keys (triage.config.repo)
 _COMMENT_STEPS = ("not_distributed", "needs_reproduction", "needs_reproduction_performance")
 
 

@@ -187,3 +187,35 @@ def test_an_allowlist_error_names_the_repositorys_file_not_the_bundled_one(fake_
                      inputs={"config": ".github/ptd-triage.yml"})
     error = _one_error(run, f"{REPO}:.github/ptd-triage.yml:{line}: {message}")
     assert "labels.json" not in error
+
+
+def test_a_template_an_extending_file_gives_or_renames_is_fetched_accordingly():
+    """The names come from the rubric as the extending files leave it: a template a file gives itself is not
+    fetched from the folder, and one its `comments:` names instead is."""
+    from triage.config.remote import read_queue
+
+    files = {f".github/q/{name}": text for name, text in example_files().items()}
+    files[".github/q/templates/other_repro.md.j2"] = "Please add a reproduction."
+    files[".github/ptd-triage.yml"] = (
+        f"extends: {REPO}:.github/q/\n"
+        "rubric:\n  comments:\n    needs_reproduction: other_repro\n"
+        "templates:\n  not_storage: |\n    Not ours.\n")
+    asked: list[str] = []
+
+    class Reader:
+        def file(self, repo, path):
+            asked.append(path)
+            return files.get(path)
+
+        def listing(self, repo, path):
+            asked.append(path + "/")
+            prefix = path + "/"
+            names = {p[len(prefix):].split("/")[0]: ("dir" if "/" in p[len(prefix):] else "file")
+                     for p in files if p.startswith(prefix)}
+            return sorted(names.items()) or None
+
+    sources, _ = read_queue(Reader(), REPO, ".github/ptd-triage.yml")
+    assert [p for p in asked if "/templates/" in p] == [
+        ".github/q/templates/other_repro.md.j2", ".github/q/templates/needs_storage_performance_reproduction.md.j2"]
+    assert sources.templates["not_storage"] == "Not ours.\n"
+    assert sources.templates["other_repro"] == "Please add a reproduction."

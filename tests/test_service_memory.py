@@ -67,7 +67,7 @@ def test_a_routed_issue_gets_its_labels_and_its_comment_once():
     # with the comments read once after it (a twin from a run at the same moment would be deleted).
     assert calls(github) == [("get_issue", 7), ("claim_issue", 7), ("create_comment", 7), ("list_comments", 7),
                              ("add_labels", 7)]
-    assert result.requests == 4 and result.applied.comment_template == plan.comment.template
+    assert result.requests == 5 and result.applied.comment_template == plan.comment.template
 
 
 def test_a_second_run_reads_and_writes_nothing():

@@ -185,11 +185,16 @@ def parse_output_file(text: str) -> dict[str, str]:
 
 
 def run_action(fake, tmp_path: Path, event_name: str, payload: dict | None, *, inputs: dict[str, str] | None = None,
-               env: dict[str, str] | None = None, repo: str = REPO, timeout: float = 60) -> ActionRun:
+               env: dict[str, str] | None = None, repo: str = REPO, timeout: float = 60,
+               workspace: dict[str, str] | None = None) -> ActionRun:
     """Run entrypoint.py in a subprocess with the runner's environment. `inputs` override action.yml defaults
-    (keys are input names, e.g. "dry-run"); `env` adds or overrides raw variables (None values remove)."""
+    (keys are input names, e.g. "dry-run"); `env` adds or overrides raw variables (None values remove);
+    `workspace`: files (relative path -> text) put in the run's working directory (GITHUB_WORKSPACE) first."""
     run_dir = tmp_path / f"run{len(list(tmp_path.glob('run*')))}"
     (run_dir / "temp").mkdir(parents=True)
+    for relative, text in (workspace or {}).items():
+        (run_dir / relative).parent.mkdir(parents=True, exist_ok=True)
+        (run_dir / relative).write_text(text, encoding="utf-8")
     event_path = run_dir / "event.json"
     if payload is not None:
         event_path.write_text(json.dumps(payload), encoding="utf-8")

@@ -180,6 +180,24 @@ class MemoryGitHub:
         reaction = self.react(number, content, login=self.bot_login, repo=repo)
         return True, _copy(reaction)
 
+    def release_claim(self, repo: str, number: int, reaction_id: int) -> bool:
+        issue = self._issue(repo, number)
+        self._send("release_claim", number, write=True)
+        kept = [r for r in issue.reactions if not (r["id"] == reaction_id and r["user"]["login"] == self.bot_login)]
+        gone, issue.reactions = len(kept) < len(issue.reactions), kept
+        return gone
+
+    def delete_own_comment(self, repo: str, comment: dict, login: str) -> bool:
+        if not login or (comment.get("user") or {}).get("login") != login:
+            raise ValueError("refusing to delete a comment that is not ours")
+        self._send("delete_own_comment", comment["id"], write=True)
+        for (name, _), issue in self._issues.items():
+            if name == repo and any(c["id"] == comment["id"] for c in issue.comments):
+                issue.comments = [c for c in issue.comments if c["id"] != comment["id"]]
+                issue.obj["comments"] = len(issue.comments)
+                return True
+        return False
+
     # ---- what people (and other runs) do: not requests -----------------------------------------------------------
 
     def add_issue(self, repo: str, number: int, *, title: str, body: str = "", labels=(), state: str = "open",

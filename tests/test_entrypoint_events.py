@@ -33,7 +33,7 @@ def _ok(run):
     return run
 
 
-def test_labeled_fresh_issue_reads_it_then_claims_posts_comment_then_all_labels_in_four_calls(fake_github, tmp_path):
+def test_labeled_fresh_issue_reads_it_then_claims_posts_comment_then_all_labels_in_five_calls(fake_github, tmp_path):
     seed_issue(fake_github, 7, NOT_DISTRIBUTED)
     plan = expected_plan(fake_github, 7)
     assert plan.comment is not None and MARKER in plan.add_labels, "scenario must plan a comment and the marker"
@@ -41,9 +41,10 @@ def test_labeled_fresh_issue_reads_it_then_claims_posts_comment_then_all_labels_
     run = _ok(run_action(fake_github, tmp_path, "issues", issues_payload(fake_github, 7, "labeled", label=QUEUE)))
 
     # The issue is read (not trusted from the payload); it has no comments: the claim (a 👀 on the issue, which
-    # GitHub creates for one run only), the comment, then labels in ONE call.
+    # GitHub creates for one run only), the comment, the comments read once (a twin from a run at the same moment
+    # would be deleted: triage.service.claim.settle), then labels in ONE call.
     assert _calls(run) == [f"GET {ISSUE.format(n=7)}", f"POST {CLAIM.format(n=7)}", f"POST {COMMENTS.format(n=7)}",
-                           f"POST {LABELS.format(n=7)}"]
+                           f"GET {COMMENTS.format(n=7)}", f"POST {LABELS.format(n=7)}"]
     assert run.writes[0].status == 201 and run.writes[0].body == {"content": "eyes"}
     assert run.writes[2].body == {"labels": list(plan.add_labels)}
     comments = fake_github.comments(REPO, 7)
@@ -55,7 +56,7 @@ def test_labeled_fresh_issue_reads_it_then_claims_posts_comment_then_all_labels_
     assert "[#7](" in run.summary and plan.outcome in run.summary  # the summary's wording is report.py's
 
 
-def test_labeled_issue_with_comments_reads_them_once_and_stays_within_five_calls(fake_github, tmp_path):
+def test_labeled_issue_with_comments_reads_them_and_stays_within_six_calls(fake_github, tmp_path):
     seed_issue(fake_github, 8, NEEDS_REPRO)
     fake_github.add_comment(REPO, 8, "Same here on 2 nodes.", author="someone")
     plan = expected_plan(fake_github, 8)
@@ -64,7 +65,7 @@ def test_labeled_issue_with_comments_reads_them_once_and_stays_within_five_calls
     run = _ok(run_action(fake_github, tmp_path, "issues", issues_payload(fake_github, 8, "labeled", label=QUEUE)))
 
     assert _calls(run) == [f"GET {ISSUE.format(n=8)}", f"GET {COMMENTS.format(n=8)}", f"POST {CLAIM.format(n=8)}",
-                           f"POST {COMMENTS.format(n=8)}", f"POST {LABELS.format(n=8)}"]
+                           f"POST {COMMENTS.format(n=8)}", f"GET {COMMENTS.format(n=8)}", f"POST {LABELS.format(n=8)}"]
     assert json.loads(run.outputs["labels-added"]) == list(plan.add_labels)
 
 

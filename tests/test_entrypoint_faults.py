@@ -97,7 +97,8 @@ def test_502_on_a_read_is_retried(fake_github, tmp_path):
     run = run_action(fake_github, tmp_path, "issues", issues_payload(fake_github, 63, "labeled", label=QUEUE))
 
     assert run.returncode == 0, run.stdout
-    assert _calls(run).count(f"GET {COMMENTS.format(n=63)}") == 3
+    # Two 502s and the retry that succeeds, then the read after posting (triage.service.claim.settle).
+    assert _calls(run).count(f"GET {COMMENTS.format(n=63)}") == 4
     _assert_fully_triaged_once(fake_github, 63, plan)
 
 

@@ -50,10 +50,11 @@ def test_allowed_roles_retriage_with_force_and_a_reaction(fake_github, tmp_path,
     assert calls[1] == f"POST {REACTIONS.format(id=comment['id'])}"  # acknowledged before working
     assert fake_github.reactions(REPO, comment["id"])[0]["content"] == "eyes"
     # Then what any run on one issue costs (the issue re-read, its comments since the command is one, the
-    # comment's claim, the comment, the labels): a command costs two calls more than an event run, the role check
-    # and the reaction.
+    # comment's claim, the comment, the comments read again, the labels): a command costs two calls more than an
+    # event run, the role check and the reaction.
     assert calls[2:] == [f"GET /repos/{REPO}/issues/41", f"GET /repos/{REPO}/issues/41/comments",
-                         f"POST /repos/{REPO}/issues/41/reactions", f"POST /repos/{REPO}/issues/41/comments", f"POST /repos/{REPO}/issues/41/labels"]
+                         f"POST /repos/{REPO}/issues/41/reactions", f"POST /repos/{REPO}/issues/41/comments",
+                         f"GET /repos/{REPO}/issues/41/comments", f"POST /repos/{REPO}/issues/41/labels"]
     assert set(plan.add_labels) <= set(fake_github.issue_labels(REPO, 41))
     assert run.outputs["outcome"] == plan.outcome
     assert f"/ptd-retriage by user-{role} ({role})" in run.stdout

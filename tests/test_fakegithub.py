@@ -108,6 +108,48 @@ def test_reactions_and_permissions(fake_github):
         fake_github.set_role(REPO, "carol", "owner")
 
 
+def test_deleting_an_issue_reaction_and_a_comment_as_github_documents_them(fake_github):
+    """Issue 30's two removals, validated against the contract (204 and no body; an undocumented 404 or 403 in
+    GitHub's basic-error shape): only the reaction's own account deletes it; a comment's author (or someone with
+    write access) deletes it, and the issue's comment count goes down."""
+    fake_github.add_issue(REPO, 5)
+    path = f"/repos/{REPO}/issues/5/reactions"
+    created = api(fake_github, "POST", path, json={"content": "eyes"})
+    assert created.status_code == 201
+    other = fake_github.add_issue_reaction(REPO, 5, "eyes", author="someone", author_type="User")
+    assert api(fake_github, "DELETE", f"{path}/{other['id']}").status_code == 403  # not ours
+    gone = api(fake_github, "DELETE", f"{path}/{created.json()['id']}")
+    assert (gone.status_code, gone.content) == (204, b"")
+    assert api(fake_github, "DELETE", f"{path}/{created.json()['id']}").status_code == 404  # already gone
+    assert fake_github.issue_reactions(REPO, 5) == [other]
+    assert api(fake_github, "POST", path, json={"content": "eyes"}).status_code == 201  # free to claim again
+
+    ours = api(fake_github, "POST", f"/repos/{REPO}/issues/5/comments", json={"body": "x"}).json()
+    theirs = fake_github.add_comment(REPO, 5, "y", author="alice")
+    assert api(fake_github, "DELETE", f"/repos/{REPO}/issues/comments/{theirs['id']}").status_code == 403
+    assert api(fake_github, "DELETE", f"/repos/{REPO}/issues/comments/{ours['id']}").status_code == 204
+    assert api(fake_github, "DELETE", f"/repos/{REPO}/issues/comments/{ours['id']}").status_code == 404
+    assert [c["id"] for c in fake_github.comments(REPO, 5)] == [theirs["id"]]
+    assert fake_github.issue(REPO, 5)["comments"] == 1
+    assert not fake_github.violations
+    for key in ("DELETE /repos/{owner}/{repo}/issues/{issue_number}/reactions/{reaction_id}",
+                "DELETE /repos/{owner}/{repo}/issues/comments/{comment_id}"):
+        assert list(contract.operations()[key]["responses"]) == ["204"]
+
+
+def test_every_answer_can_wait(fake_github, monkeypatch):
+    """`request_delay`: each request waits before it takes effect (a network's latency in the race trials)."""
+    from fakegithub import server
+
+    slept: list[float] = []
+    monkeypatch.setattr(server.time, "sleep", slept.append)
+    fake_github.add_issue(REPO, 5)
+    fake_github.request_delay = 0.05
+    assert api(fake_github, "GET", f"/repos/{REPO}/issues/5").status_code == 200
+    assert api(fake_github, "POST", f"/repos/{REPO}/issues/5/reactions", json={"content": "eyes"}).status_code == 201
+    assert slept == [0.05, 0.05]
+
+
 def test_link_pagination(fake_github):
     fake_github.add_issue(REPO, 6)
     for i in range(5):

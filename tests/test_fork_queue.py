@@ -90,8 +90,8 @@ def test_the_example_queue_from_the_repository_folder_end_to_end(fake_github, tm
     assert set(fake_github.issue_labels(REPO, 101)) == {QUEUE, "team: block", "component: volumes", MARKER}
     assert run.outputs["outcome"] == "classified" and run.outputs["sub-oncall"] == "team: block"
     reads = [c for c in run.calls() if "/contents/" in c]
-    # The folder, its templates/ folder, rubric, labels, three templates and the prompt: 8 requests, no more.
-    assert len(reads) == 8 and len(set(reads)) == 8, reads
+    # The folder, rubric, labels, the three templates its rubric names and the prompt: 7 requests, no more.
+    assert len(reads) == 7 and len(set(reads)) == 7, reads
     assert all(c.startswith(f"GET /repos/{REPO}/contents/.github/ptd-triage") for c in reads)
     assert f"queue: the whole queue in the folder {REPO}:.github/ptd-triage/" in run.stdout
 

@@ -218,10 +218,27 @@ def test_malformed_repo_is_one_clear_error(client, bad):
 
 
 def test_client_has_no_destructive_methods():
-    destructive = ("remove", "delete", "replace", "set_labels", "close", "edit", "update", "assign", "lock")
+    destructive = ("remove", "delete", "replace", "set_labels", "close", "edit", "update", "assign", "lock",
+                   "release")
     public = [name for name in dir(GitHubClient) if not name.startswith("_")]
-    # update_label changes a repository label's colour and description only (see test_update_label_*)
-    assert [name for name in public if any(word in name for word in destructive)] == ["update_label"]
+    # update_label changes a repository label's colour and description only (see test_update_label_*); the comment
+    # claim's two removals take only the bot's own: a reaction by id, a comment whose author is the bot (issue 30)
+    assert sorted(name for name in public if any(word in name for word in destructive)) == [
+        "delete_own_comment", "release_claim", "update_label"]
+
+
+@responses.activate
+def test_delete_own_comment_refuses_anyone_elses_comment_with_nothing_sent(client):
+    comment = {"id": 5, "user": {"login": "someone"}, "body": "<!-- ptd-triage:not_distributed -->"}
+    for login in ("github-actions[bot]", ""):
+        with pytest.raises(ValueError, match="only our own"):
+            client.delete_own_comment("pytorch/pytorch", comment, login)
+    assert client.request_count == 0
+    responses.add(responses.DELETE, f"{API}/repos/pytorch/pytorch/issues/comments/5", status=204)
+    assert client.delete_own_comment("pytorch/pytorch", comment, "someone") is True
+    responses.replace(responses.DELETE, f"{API}/repos/pytorch/pytorch/issues/comments/5",
+                      status=404, json={"message": "Not Found"})
+    assert client.delete_own_comment("pytorch/pytorch", comment, "someone") is False  # already gone
 
 
 # ---- against the stand-in over loopback HTTP ---------------------------------------------------------------------

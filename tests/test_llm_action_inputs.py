@@ -77,5 +77,15 @@ def test_runs_of_a_secret_are_removed_and_ordinary_text_is_kept():
     assert redact.scrub(text) == text  # layout kept, nothing masked
     assert redact.scrub(key.replace("_", "\\_")) == "***"  # as markdown escaped it
     env = {"INPUT_LLM_API_KEY": key, "GITHUB_TOKEN": "ghs_abcdefghijklmnopqrstuvwxyz012345"}
+    # Issue 30: its common transforms too, whole or in pieces, in the redactor and in every HTTP error's message.
+    import base64
+
+    from triage.http.errors import scrub
+
+    for echoed in (key[::-1], "".join(f"%{b:02x}" for b in key.encode()), base64.b64encode(key.encode()).decode(),
+                   base64.b64encode(b"user:" + key.encode()).decode(), key[::-1][3:12]):
+        for masked in (redact.scrub(f"401: {echoed}."), scrub(f"401: {echoed}.", [key])):
+            assert not any(echoed[i:i + MIN_RUN] in masked for i in range(len(echoed) - MIN_RUN + 1)), masked
+    assert scrub("the same text, nothing of the key", [key]) == "the same text, nothing of the key"
     assert "abcdefghij" not in redactor_from_environ(env).scrub("token ghs_abcdefghijklmnopqrstuvwxyz012345")
     assert "abc" not in repr(redactor_from_environ(env))

@@ -315,3 +315,31 @@ def test_a_placeholder_key_does_not_refuse_ordinary_answers():
         server.script(good_answer())
         plan = plan_issue(issue(), load_bundle(), planner=LLMPlanner(client_for(server)))
     assert plan.planner == "llm" and not plan.usage.get("fallback"), plan.usage
+
+
+def _transforms(secret: str) -> dict[str, str]:
+    import base64
+
+    return {"reversed": secret[::-1], "url-encoded": "".join(f"%{b:02X}" for b in secret.encode()),
+            "base64": base64.b64encode(secret.encode()).decode(),
+            "base64 of user:key": base64.b64encode(b"api:" + secret.encode()).decode(),
+            "base64, URL-safe": base64.urlsafe_b64encode(b"xy" + secret.encode()).decode(),
+            "reversed, in pieces": " ".join(secret[::-1][i:i + 9] for i in range(0, 45, 9))}
+
+
+@pytest.mark.parametrize("form", list(_transforms(KEY)))
+def test_a_401_body_echoing_the_key_transformed_is_written_nowhere(form, fake_github, model, tmp_path):
+    """Issue 30: a model endpoint's 401 whose body echoes the key reversed (it reached the log), URL-encoded or in
+    base64 (alone, or inside an encoded `user:key`): the run reports the failure, and no 8 characters of the key
+    in any of those forms appear in anything it wrote."""
+    echoed = _transforms(KEY)[form]
+    body = {"type": "error", "error": {"type": "authentication_error", "message": f"invalid x-api-key {echoed}"}}
+    model.script(Fault.raw(401, json.dumps(body).encode()))
+    seed_issue(fake_github, 21, FSDP_WITH_REPRO)
+    run = _run(fake_github, model, tmp_path)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "401" in run.stdout and "internal error" not in run.stdout, run.stdout
+    written = _everything_written(run, tmp_path, fake_github)
+    _assert_no_secret(written, KEY, fake_github.token, echoed.replace(" ", ""))
+    for piece in echoed.split(" "):
+        _assert_no_secret(written, piece)

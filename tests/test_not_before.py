@@ -110,3 +110,109 @@ def test_cli_sweep_takes_the_cutoff(fake_github):
     assert doc["before_not_before"] == 2 and sorted(i["number"] for i in doc["issues"]) == [3, 4]
     bad = sweep(fake_github, "--repo", REPO, "--not-before", "soon")
     assert bad.returncode == 2 and "--not-before" in bad.stderr
+
+
+# ---- issue 30: one strict reading of a date, everywhere ------------------------------------------------------------
+
+MALFORMED = [
+    "0999-01-01",  # a year before 1970 (it was sent to the search as created:<999-01-01T00:00:00Z)
+    "0001-01-01T00:00:00+01:00",  # was "internal error: OverflowError"
+    "9999-12-31T23:59:59-01:00",  # past 9999 in UTC: was "internal error: OverflowError"
+    "1969-12-31",
+    "1970-01-01T00:00:00+01:00",  # 1969-12-31T23:00:00Z
+    "2024-01-31T12:00:00",  # a date-time without its zone
+    "2024-01-31 12:00:00Z",  # a space for the T
+    "2024-02-30",  # impossible days
+    "2023-02-29",
+    "2024-13-01",
+    "2024-01-31T24:00:00Z",
+    "2024-01-31T12:60:00Z",
+    "２０２４-０１-３１",  # full-width digits
+    "٢٠٢٤-٠١-٣١",  # Arabic-Indic digits
+    "2024-W05-3",  # a week date
+    "2024-031",  # an ordinal date
+    "20240131",  # the basic format
+    "2024-01-31T12:00:00+25:00",  # no such offset
+    "10000-01-01",
+    "last year",  # words
+]
+
+
+@pytest.mark.parametrize("mode", ["skip", "labels-only"])
+@pytest.mark.parametrize("text", MALFORMED)
+def test_a_malformed_or_out_of_range_date_is_one_line_exit_1_and_no_call(fake_github, tmp_path, text, mode):
+    seed_issue(fake_github, 1, NOT_DISTRIBUTED)
+    run = run_action(fake_github, tmp_path, "schedule", schedule_payload(),
+                     inputs={"not-before": text, "not-before-mode": mode})
+    assert run.returncode == 1 and run.requests == [], run.stdout + run.stderr
+    errors = [line for line in run.stdout.splitlines() if line.startswith("::error")]
+    assert len(errors) == 1 and errors[0].startswith("::error::input not-before must be a date"), run.stdout
+    assert repr(text) in errors[0].replace("%25", "%") or text in errors[0]
+    assert "internal error" not in run.stdout + run.stderr and "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize("text", ["0999-01-01", "9999-12-31T23:59:59-01:00", "２０２４-01-31", "2024-01-31T12:00:00",
+                                  "2024-02-30"])
+def test_the_cli_reads_a_date_with_the_same_helper(fake_github, text):
+    from test_action_sweep_cli import sweep
+
+    seed_issue(fake_github, 1, NOT_DISTRIBUTED)
+    proc = sweep(fake_github, "--repo", REPO, "--not-before", text)
+    assert proc.returncode == 2 and fake_github.requests == []
+    errors = [line for line in proc.stderr.splitlines() if "error" in line]
+    assert len(errors) == 1 and "argument --not-before: must be a date" in errors[0], proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def _old_and_new(fake):
+    seed_issue(fake, 1, NOT_DISTRIBUTED)
+    seed_issue(fake, 2, NEEDS_REPRO)
+
+
+@pytest.mark.parametrize("text, cutoff", [("1970-01-01", "1970-01-01T00:00:00Z"),
+                                          ("1970-01-01T00:00:00Z", "1970-01-01T00:00:00Z"),
+                                          ("1970-01-01t01:00:00+01:00", "1970-01-01T00:00:00Z")])
+@pytest.mark.parametrize("mode", ["skip", "labels-only"])
+def test_the_earliest_date_takes_every_issue_in_both_modes(fake_github, tmp_path, text, cutoff, mode):
+    _old_and_new(fake_github)
+    run = run_action(fake_github, tmp_path, "schedule", schedule_payload(),
+                     inputs={"not-before": text, "not-before-mode": mode})
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert all(len(fake_github.comments(REPO, n)) == 1 for n in (1, 2))  # none is before it: all commented
+    assert f"not-before {cutoff}" in run.stdout
+    if mode == "skip":
+        queries = [r.query["q"] for r in run.requests if r.path == "/search/issues"]
+        assert any(q.endswith(f"created:<{cutoff}") for q in queries)
+
+
+@pytest.mark.parametrize("text, cutoff", [("9999-12-31", "9999-12-31T00:00:00Z"),
+                                          ("9999-12-31T23:59:59Z", "9999-12-31T23:59:59Z"),
+                                          ("9999-12-31T23:59:59+00:00", "9999-12-31T23:59:59Z")])
+@pytest.mark.parametrize("mode", ["skip", "labels-only"])
+def test_the_latest_date_leaves_every_issue_before_it_in_both_modes(fake_github, tmp_path, text, cutoff, mode):
+    _old_and_new(fake_github)
+    run = run_action(fake_github, tmp_path, "schedule", schedule_payload(),
+                     inputs={"not-before": text, "not-before-mode": mode})
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert all(fake_github.comments(REPO, n) == [] for n in (1, 2))  # both were created before it
+    if mode == "skip":  # not triaged at all, counted by one search whose date has four digits
+        assert _touched(run) == set()
+        assert f"not-before {cutoff}: 2 queue issue(s) created before it were not triaged" in run.stdout
+        queries = [r.query["q"] for r in run.requests if r.path == "/search/issues"]
+        assert any(q.endswith(f"created:<{cutoff}") for q in queries)
+        assert any(q.endswith(f"created:>={cutoff}") for q in queries)
+    else:  # labelled, never commented on
+        assert _touched(run) == {1, 2} and all(MARKER in fake_github.issue_labels(REPO, n) for n in (1, 2))
+        assert f"not-before {cutoff} (labels-only): 2 issue(s) created before it got labels" in run.stdout
+
+
+def test_parsing_is_strict_and_formats_four_digit_years():
+    assert parse_not_before(" 2024-01-31\n") == "2024-01-31T00:00:00Z"
+    assert parse_not_before("2024-01-31T12:00:00.5Z") == "2024-01-31T12:00:01Z"  # GitHub's seconds: rounded up
+    assert parse_not_before("2024-01-31T12:00-00:30") == "2024-01-31T12:30:00Z"
+    assert parse_not_before("1970-01-01T00:00:00Z") == "1970-01-01T00:00:00Z"
+    for text in MALFORMED + ["", "2024-1-31", "31/01/2024", "2024-01-31T12:00:00+0200"]:
+        with pytest.raises(ValueError, match="^must be a date"):
+            parse_not_before(text)
+    assert created_before({"created_at": "1999-12-31T23:59:59Z"}, parse_not_before("2000-01-01"))
+    assert not created_before({"created_at": "9999-12-31T23:59:59Z"}, parse_not_before("9999-12-31T23:59:59Z"))

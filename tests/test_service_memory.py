@@ -31,7 +31,7 @@ def seed(github: MemoryGitHub, number: int, scenario: tuple[str, str], *, labels
 
 
 def triager(github: MemoryGitHub, **kwargs) -> Triager:
-    return Triager(github, BUNDLE, repo=REPO, own_logins=(github.bot_login,), recent_seconds=0, claim_wait=0,
+    return Triager(github, BUNDLE, repo=REPO, own_logins=(github.bot_login,), recent_seconds=0,
                    **kwargs)
 
 
@@ -63,9 +63,11 @@ def test_a_routed_issue_gets_its_labels_and_its_comment_once():
     [comment] = github.comments(REPO, 7)
     assert comment["user"]["login"] == github.bot_login
     assert f"ptd-triage:{plan.comment.template}" in comment["body"]
-    # 1 read, the claim, then the comment before the labels (a run killed between them posts no second comment).
-    assert calls(github) == [("get_issue", 7), ("claim_issue", 7), ("create_comment", 7), ("add_labels", 7)]
-    assert result.requests == 4 and result.applied.comment_template == plan.comment.template
+    # 1 read, the claim, then the comment before the labels (a run killed between them posts no second comment),
+    # with the comments read once after it (a twin from a run at the same moment would be deleted).
+    assert calls(github) == [("get_issue", 7), ("claim_issue", 7), ("create_comment", 7), ("list_comments", 7),
+                             ("add_labels", 7)]
+    assert result.requests == 5 and result.applied.comment_template == plan.comment.template
 
 
 def test_a_second_run_reads_and_writes_nothing():

@@ -190,3 +190,15 @@ def test_a_repository_configs_prompt_is_checked_at_its_line(tmp_path):
     run = validate("--config", str(config))
     assert run.returncode == 1, run.stdout + run.stderr
     assert run.stdout.startswith(f"{config}:3: the prompt template does not parse:"), run.stdout
+
+
+def test_a_template_file_whose_name_breaks_the_template_name_rule_is_one_line(tmp_path):
+    """Issue 30: a queue folder's template names follow the rule of a repository file's `templates:` keys."""
+    queue = copy_queue(tmp_path)
+    bad = queue / "templates" / "needs repro.md.j2"
+    bad.write_text("Hi", encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "triage", "validate", "--config", str(queue)], capture_output=True,
+                          text=True, timeout=60)
+    lines = proc.stdout.strip().splitlines()  # each problem one line on stdout; the count on stderr
+    assert proc.returncode == 1 and len(lines) == 1, proc.stdout + proc.stderr
+    assert f"{bad}: 'needs repro' is not a template name" in lines[0]

@@ -44,6 +44,9 @@ EXTRA_OPERATIONS = [
     "GET /repos/{owner}/{repo}/labels/{name}",
     "PATCH /repos/{owner}/{repo}/labels/{name}",
     "POST /repos/{owner}/{repo}/issues/{issue_number}/reactions",  # the comment claim (issue 20)
+    # The claim taken over from a reaction nobody is using, and a duplicate comment of ours removed (issue 30).
+    "DELETE /repos/{owner}/{repo}/issues/{issue_number}/reactions/{reaction_id}",
+    "DELETE /repos/{owner}/{repo}/issues/comments/{comment_id}",
 ]
 OPENAPI_SHA256 = "829b4bebb19a53133289f7b0bc819f4f1118115821db2ca9f25e9ee995a7da2a"  # @octokit/openapi@23.0.2
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"

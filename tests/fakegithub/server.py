@@ -123,6 +123,7 @@ class LoggedRequest:
     body: Any
     status: int = 0
     user: str | None = None  # login of the authenticated token, None when unauthenticated
+    token: str | None = None  # the token it was sent with (two runs of one account, told apart)
 
 
 @dataclass
@@ -175,7 +176,8 @@ class FakeGitHub:
 
     def __init__(self, *, token: str = DEFAULT_TOKEN, bot_login: str = DEFAULT_BOT,
                  rate_limits: RateLimits | None = None, clock=None, search_mode: str = "immediate",
-                 search_lag_seconds: float = 0.0, search_lag_requests: int = 0, epoch: datetime | None = None):
+                 search_lag_seconds: float = 0.0, search_lag_requests: int = 0, epoch: datetime | None = None,
+                 request_delay: float = 0.0):
         if search_mode not in SEARCH_MODES:
             raise ValueError(f"search_mode must be one of {SEARCH_MODES}, not {search_mode!r}")
         self._lock = threading.RLock()
@@ -187,6 +189,9 @@ class FakeGitHub:
         self.limit_events: list[LimitEvent] = []
         self.search_mode = search_mode
         self.search_lag_seconds, self.search_lag_requests = search_lag_seconds, search_lag_requests
+        # Seconds every answer waits before the request takes effect (a network's and GitHub's latency, which
+        # widens the window between a run's read and its write). Settable at any time.
+        self.request_delay = request_delay
         self._search_index: dict[int, tuple[str, dict]] = {}  # issue id -> (repo, issue as the index sees it)
         self._pending_index: list[tuple[float, int, int, str, dict]] = []  # (time, request no, id, repo, issue)
         self._ids = 1000
@@ -396,6 +401,13 @@ class FakeGitHub:
     def issue_reactions(self, repo: str, number: int) -> list[dict]:
         return list(self._repo(repo).issue_reactions.get(number, []))
 
+    def set_issue_reaction_time(self, repo: str, number: int, reaction_id: int, created_at: str) -> None:
+        """Give a reaction on an issue another creation time (an old claim, another workflow's reaction)."""
+        with self._lock:
+            for reaction in self._repo(repo).issue_reactions.get(number, []):
+                if reaction["id"] == reaction_id:
+                    reaction["created_at"] = created_at
+
     def writes(self) -> list[LoggedRequest]:
         """Every logged request that is not a read."""
         return [r for r in self.requests if r.method not in ("GET", "HEAD")]
@@ -462,10 +474,12 @@ class FakeGitHub:
                 body = json.loads(raw_body)
             except ValueError:
                 body, body_error = raw_body.decode("utf-8", "replace"), "Problems parsing JSON"
-        entry = LoggedRequest(method, path, query, body)
+        entry = LoggedRequest(method, path, query, body, token=_token_of(headers.get("Authorization")))
         with self._lock:
             self.requests.append(entry)
 
+        if self.request_delay > 0:
+            time.sleep(self.request_delay)  # outside the lock: other requests are answered meanwhile
         fault = self._take_fault(method, path)
         if fault and fault.delay:
             time.sleep(fault.delay)
@@ -715,6 +729,39 @@ class FakeGitHub:
         existing.append(obj)
         return 201, {}, obj
 
+    def _op_reactions_delete_for_issue(self, repo, params, user, **_):
+        # 204, no body. Only the reaction's own account removes it (the bot's claim; GitHub has no way to delete
+        # another user's reaction); a reaction that is not on this issue (any more) is 404.
+        issue = self._issue(repo, int(params["issue_number"]))
+        existing = self._repos[repo].issue_reactions.get(issue.obj["number"], [])
+        found = next((r for r in existing if r["id"] == int(params["reaction_id"])), None)
+        if found is None:
+            raise ApiError(404, "Not Found")
+        if found["user"]["login"] != user["login"]:
+            raise ApiError(403, "Must be the reaction's own user to delete it.")
+        existing.remove(found)
+        return 204, {}, None
+
+    def _op_issues_delete_comment(self, repo, params, user, **_):
+        # 204, no body. Its author, or someone with write access, deletes a comment; the issue's comment count goes
+        # down (as on GitHub; its `updated_at` is not moved).
+        comment_id = int(params["comment_id"])
+        repo_state = self._repos[repo]
+        for issue in repo_state.issues.values():
+            found = next((c for c in issue.comments if c["id"] == comment_id), None)
+            if found is None:
+                continue
+            if found["user"]["login"] != user["login"] and repo_state.roles.get(user["login"]) not in (
+                    "admin", "maintain", "write"):
+                raise ApiError(403, "Resource not accessible by integration")
+            issue.comments.remove(found)
+            issue.timeline[:] = [item for item in issue.timeline
+                                 if not (item.get("event") == "commented" and item.get("id") == comment_id)]
+            issue.obj["comments"] -= 1
+            repo_state.reactions.pop(comment_id, None)
+            return 204, {}, None
+        raise ApiError(404, "Not Found")
+
     def _op_repos_get_collaborator_permission_level(self, repo, params, **_):
         login = params["username"]
         if login not in self._users:
@@ -811,6 +858,11 @@ class FakeGitHub:
                 if carried["id"] == found["id"]:
                     carried.update(found)
         return 200, {}, found
+
+
+def _token_of(authorization: str | None) -> str | None:
+    scheme, _, token = (authorization or "").partition(" ")
+    return token.strip() or None if scheme.lower() in ("bearer", "token") else None
 
 
 def _search_matches(q: str, repo: str, issue: dict) -> bool:

@@ -19,7 +19,10 @@ SUB_ONCALLS = ("oncall: distributed parallelisms", "oncall: distributed infra", 
 ALLOWED_WRITES = (re.compile(rf"POST /repos/{REPO}/issues/\d+/comments"),
                   re.compile(rf"POST /repos/{REPO}/issues/\d+/labels"),
                   re.compile(rf"POST /repos/{REPO}/issues/comments/\d+/reactions"),
-                  re.compile(rf"POST /repos/{REPO}/issues/\d+/reactions"))  # the comment claim (issue 20)
+                  re.compile(rf"POST /repos/{REPO}/issues/\d+/reactions"),  # the comment claim (issue 20)
+                  # The claim's removals (issue 30): the account's own 👀 taken over, a duplicate of its own comment.
+                  re.compile(rf"DELETE /repos/{REPO}/issues/\d+/reactions/\d+"),
+                  re.compile(rf"DELETE /repos/{REPO}/issues/comments/\d+"))
 
 # A run's own calls that are not about any issue: the repository's configuration file (one contents read per run,
 # unless the `config` input is `none`). Counted apart from the per-issue budget below.
@@ -27,9 +30,10 @@ PER_RUN = re.compile(r"/repos/[^/]+/[^/]+/contents/.*")
 
 # API calls one run may cost, when GitHub answers every call at once (no injected failure, no run at the same time).
 # One issue: read it, its comments (one page in the simulator), its label events (only when step 0 could stop or a
-# high-priority flag is planned), the comment's claim (a reaction on the issue), the comment, the labels. A command
-# adds the role check and the reaction. A sweep adds its search page.
-ISSUE_BUDGET = 6
+# high-priority flag is planned), the comment's claim (a reaction on the issue), the comment, the comments read
+# again after it (issue 30: a twin is deleted), the labels. A command adds the role check and the reaction. A sweep
+# adds its search page.
+ISSUE_BUDGET = 7
 COMMAND_BUDGET = ISSUE_BUDGET + 2
 SWEEP_PER_ISSUE = ISSUE_BUDGET
 
@@ -134,6 +138,7 @@ def unfinished(fake, numbers: Iterable[int]) -> list[str]:
 
 
 ISSUE_REACTION = re.compile(rf"/repos/{REPO}/issues/\d+/reactions")
+TAKEN_OVER = re.compile(rf"/repos/{REPO}/issues/\d+/reactions/\d+")
 
 
 def over_budget(record, issues_in_sweep: int = 0) -> list[str]:
@@ -145,6 +150,9 @@ def over_budget(record, issues_in_sweep: int = 0) -> list[str]:
                and r.status == 200)
     count -= min(lost * (CLAIM_READS - 1), sum(1 for r in record.requests if r.path.endswith("/comments")
                                               and r.method == "GET"))
+    # A 👀 nobody was using (a killed run's, an earlier comment's, another workflow's) is taken over: its delete, a
+    # second claim and the comments read once more (issue 30).
+    count -= 3 * sum(1 for r in record.requests if r.method == "DELETE" and TAKEN_OVER.fullmatch(r.path))
     event = record.launch.event
     if event == "schedule" or (event == "workflow_dispatch" and "issue-number" not in record.launch.inputs):
         budget = 1 + SWEEP_PER_ISSUE * issues_in_sweep

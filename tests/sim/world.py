@@ -48,6 +48,7 @@ class SimGitHub(FakeGitHub):
         super().__init__(**kwargs)
         self._death = threading.Lock()
         self._allowed: int | None = None  # requests that may still take effect before the "process" dies
+        self._dying: str | None = None  # only the run using this token dies (None: any request counts)
         self.dropped = 0
         # Called after each request took effect, with (method, path): lets a test make something happen
         # "between two requests of a run" (another run's write, a person's click) deterministically.
@@ -89,15 +90,17 @@ class SimGitHub(FakeGitHub):
 
     # ---- a run that dies ---------------------------------------------------------------------------------------
 
-    def kill_after(self, requests: int | None) -> None:
+    def kill_after(self, requests: int | None, *, token: str | None = None) -> None:
         """The next `requests` requests take effect; after that the runner is gone and nothing reaches GitHub.
-        None: alive again (the next run)."""
+        None: alive again (the next run). `token`: only the run sending that token dies (two runs at once, of one
+        account, each with its own token); the other's requests are neither counted nor dropped."""
         with self._death:
-            self._allowed = requests
+            self._allowed, self._dying = requests, token
 
     def handle(self, method, raw_path, headers, raw_body):
         with self._death:
-            if self._allowed is not None:
+            _, _, sent = (headers.get("Authorization") or "").partition(" ")
+            if self._allowed is not None and (self._dying is None or sent.strip() == self._dying):
                 if self._allowed <= 0:
                     self.dropped += 1
                     return -1, {}, None, True

@@ -4,10 +4,12 @@ leaves it, whatever carried it there (a model that echoes its key in a reason, a
 
 What counts as a secret: the model's key (the `llm-api-key` input, OPENAI_API_KEY, ANTHROPIC_API_KEY), AWS's
 secret key and session token, and the GitHub token (the `github-token` input, GITHUB_TOKEN, GH_TOKEN). What is
-removed: any run of at least `MIN_RUN` (8) consecutive characters of one of them, also in the forms our writers
-escape text into (JSON strings, markdown, workflow-command data), so a key cut in pieces or quoted in part does
-not get through either; plus anything shaped like a token (`triage.http.errors`' shapes). A secret shorter than
-`MIN_RUN` is removed where it occurs whole (but not under 4 characters: that would blank ordinary words).
+removed: any run of at least `MIN_RUN` (8) consecutive characters of one of them, or of one of its common
+transforms (`triage.http.errors.secret_forms`: reversed, URL-encoded, base64 at any alignment), also in the forms
+our writers escape text into (JSON strings, markdown, workflow-command data), so a key cut in pieces, quoted in
+part, reversed or encoded does not get through either; plus anything shaped like a token (`triage.http.errors`'
+shapes). A secret shorter than `MIN_RUN` is removed where it occurs whole (but not under 4 characters: that would
+blank ordinary words).
 
 Why runs of 8: `triage.http.errors.SECRET_RUN`, the one length the model clients also use to reject a reply that
 echoes its key.
@@ -21,7 +23,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 
-from triage.http.errors import SECRET_RUN, secret_runs
+from triage.http.errors import SECRET_RUN, mask_runs, secret_forms, secret_runs
 
 MIN_RUN = SECRET_RUN
 MASK = "***"
@@ -48,11 +50,12 @@ class Redactor:
         self._grams: set[str] = set()
         self._whole: set[str] = set()
         for secret in {s.strip() for s in secrets if s and s.strip()}:
-            for form in _forms(secret):
-                if len(form) >= MIN_RUN:
-                    self._grams.update(secret_runs(form, MIN_RUN))
-                elif len(form) >= 4:
-                    self._whole.add(form)
+            for transform in secret_forms(secret) if len(secret) >= MIN_RUN else (secret,):
+                for form in _forms(transform):
+                    if len(form) >= MIN_RUN:
+                        self._grams.update(secret_runs(form, MIN_RUN))
+                    elif len(form) >= 4:
+                        self._whole.add(form)
         self._first = {g[0] for g in self._grams}
 
     def __bool__(self) -> bool:
@@ -64,32 +67,10 @@ class Redactor:
     def scrub(self, text: str) -> str:
         text = str(text)
         if self._grams and len(text) >= MIN_RUN:
-            text = self._mask_runs(text)
+            text = mask_runs(text, self._grams, MIN_RUN, MASK, self._first)
         for secret in sorted(self._whole, key=len, reverse=True):
             text = text.replace(secret, MASK)
         return self._shapes.sub(MASK, text)
-
-    def _mask_runs(self, text: str) -> str:
-        """Every position covered by an 8-character window that is a run of a secret, masked as one `***` per
-        covered stretch. One pass over the text; a set lookup only where a run could start."""
-        grams, first, n = self._grams, self._first, MIN_RUN
-        covered_until = -1
-        spans: list[list[int]] = []
-        for i in range(len(text) - n + 1):
-            if text[i] in first and text[i:i + n] in grams:
-                if spans and i <= covered_until:
-                    spans[-1][1] = i + n
-                else:
-                    spans.append([i, i + n])
-                covered_until = i + n
-        if not spans:
-            return text
-        out, last = [], 0
-        for start, end in spans:
-            out += [text[last:start], MASK]
-            last = end
-        out.append(text[last:])
-        return "".join(out)
 
 
 def secrets_from_environ(environ: Mapping[str, str]) -> list[str]:

@@ -13,6 +13,7 @@ May import: the standard library, `triage.config`.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -27,6 +28,7 @@ from triage.config.validate import QueueSources, check
 _PACKAGE = Path(__file__).resolve().parent.parent  # triage/
 DEFAULT_QUEUE = "distributed"
 PROMPT_FILE = "prompt.md.j2"
+TEMPLATE_NAME = re.compile(r"[A-Za-z0-9_-]{1,100}")  # a template's name, wherever it comes from
 
 
 class ConfigError(ValueError):
@@ -61,9 +63,12 @@ class Bundle:
     rubric: Rubric
     labels: LabelSet
     templates: Templates
-    # The model's prompt template (`prompt.md.j2`) and the file it came from, when the configuration has one.
+    # The model's prompt template (`prompt.md.j2`) and the file it came from, when the configuration has one: read
+    # with the rest of the queue (from the disk, or through the contents API for a repository's queue), never
+    # looked for later. Without one, `prompt_missing` says where it was looked for.
     prompt: str | None = None
     prompt_file: str = ""
+    prompt_missing: str = ""
 
     @property
     def step_templates(self) -> dict[str, str]:
@@ -82,6 +87,9 @@ def read_templates(directory: Path) -> tuple[dict[str, str], dict[str, tuple[str
     sources, files = {}, {}
     for path in sorted(directory.glob("*" + SUFFIX)):
         name = path.name[: -len(SUFFIX)]
+        if not TEMPLATE_NAME.fullmatch(name):  # the rule of a repository file's `templates:` keys, everywhere
+            raise ConfigError(f"{path}: {name!r} is not a template name (letters, digits, '_' and '-', as the "
+                              "keys of `templates:`)")
         sources[name] = path.read_text(encoding="utf-8")
         files[name] = (str(path), 1)
     return sources, files
@@ -97,7 +105,9 @@ def read_sources(rubric: Path, labels: Path, templates: Path) -> QueueSources:
     prompt = None
     if prompt_path.is_file():
         prompt = (prompt_path.read_text(encoding="utf-8"), (str(prompt_path), 1))
-    return QueueSources(rubric_doc, labels_doc, sources, str(templates), files, prompt)
+    missing = f"{prompt_path} does not exist: add {PROMPT_FILE} beside its templates, or `prompt:` in the " \
+              "repository configuration"
+    return QueueSources(rubric_doc, labels_doc, sources, str(templates), files, prompt, missing)
 
 
 def compile_sources(sources: QueueSources) -> Bundle:
@@ -116,7 +126,7 @@ def compile_sources(sources: QueueSources) -> Bundle:
         except (RubricError, LabelsError, TemplatesError) as exc:  # check() should have said so already
             raise ConfigError(str(exc)) from None
     prompt, where = sources.prompt if sources.prompt else (None, ("", None))
-    return Bundle(rubric, labels, templates, prompt, where[0])
+    return Bundle(rubric, labels, templates, prompt, where[0], sources.prompt_missing)
 
 
 @lru_cache(maxsize=8)
@@ -139,6 +149,13 @@ def load_bundle(
         Path(labels or defaults["labels"]).resolve(),
         Path(templates or defaults["templates"]).resolve(),
     )
+
+
+def missing_prompt(bundle: Bundle) -> str:
+    """The one line a model planner's check says when the queue has no prompt template (the rubric needs none)."""
+    how = bundle.prompt_missing or (f"add {PROMPT_FILE} beside its templates, or `prompt:` in the repository "
+                                    "configuration")
+    return f"{bundle.labels.queue_label}: the queue has no prompt template for the model planner ({how})"
 
 
 def queue_folder(directory: str | Path) -> Path:

@@ -71,7 +71,13 @@ _SCHEMA = {
 
 
 class LabelsError(ValueError):
-    """labels.json is unreadable or invalid; one line naming the file."""
+    """labels.json is unreadable or invalid; one line naming the file. `detail` is the message without the file,
+    `at` the key paths of what is wrong (most telling first), so that a layered configuration can name the file
+    and line that made it so (`triage.config.validate`), not the base it was layered over."""
+
+    def __init__(self, path: str, detail: str, at: tuple[tuple, ...] = ((),)):
+        super().__init__(f"{path}: {detail}")
+        self.detail, self.at = detail, at
 
 
 @dataclass(frozen=True)
@@ -179,7 +185,7 @@ def parse_labels(data: object, path: str, *, checked: bool = False) -> LabelSet:
         message = errors[0].message
         if errors[0].validator == "pattern" and errors[0].validator_value == LABEL_NAME_PATTERN:
             message = f"label name {errors[0].instance!r} {label_name_problem(errors[0].instance)}"
-        raise LabelsError(f"{path}: invalid labels file at {where}: {message}")
+        raise LabelsError(path, f"invalid labels file at {where}: {message}", (tuple(errors[0].absolute_path),))
     assert isinstance(data, dict)
     specs = tuple(
         LabelSpec(i["name"], Role(i["role"]), i.get("route"), i["description"], i["color"],
@@ -188,20 +194,28 @@ def parse_labels(data: object, path: str, *, checked: bool = False) -> LabelSet:
     names = [s.name for s in specs]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
-        raise LabelsError(f"{path}: label '{duplicates[0]}' is listed twice")
+        twice = [i for i, n in enumerate(names) if n == duplicates[0]]
+        raise LabelsError(path, f"label '{duplicates[0]}' is listed twice",
+                          tuple(("labels", i, "name") for i in reversed(twice)))
     if data["queue_label"] in names:
-        raise LabelsError(f"{path}: the queue label '{data['queue_label']}' must not be in the allowlist")
+        raise LabelsError(path, f"the queue label '{data['queue_label']}' must not be in the allowlist",
+                          (("queue_label",), ("labels", names.index(data["queue_label"]), "name")))
     for role in (Role.MARKER, Role.REVIEW, Role.REPRODUCTION):
-        count = sum(1 for s in specs if s.role == role)
-        if count != 1:
-            raise LabelsError(f"{path}: exactly one label must have role '{role}' (found {count})")
-    skips = sum(1 for s in specs if s.role == Role.SKIP)
-    if skips > 1:
-        raise LabelsError(f"{path}: at most one label may have role '{Role.SKIP}' (found {skips})")
+        having = [i for i, s in enumerate(specs) if s.role == role]
+        if len(having) != 1:
+            # Two: the second is the one to look at. None: the list, or an entry that took the role's label.
+            at = tuple(("labels", i, "role") for i in reversed(having)) if having else (("labels",),) + tuple(
+                ("labels", i) for i in range(len(specs)))
+            raise LabelsError(path, f"exactly one label must have role '{role}' (found {len(having)})", at)
+    skips = [i for i, s in enumerate(specs) if s.role == Role.SKIP]
+    if len(skips) > 1:
+        raise LabelsError(path, f"at most one label may have role '{Role.SKIP}' (found {len(skips)})",
+                          tuple(("labels", i, "role") for i in reversed(skips)))
     for kind in TYPE_KINDS:
-        count = sum(1 for s in specs if s.role == Role.TYPE and s.kind == kind)
-        if count > 1:
-            raise LabelsError(f"{path}: at most one label of role 'type' may have kind '{kind}' (found {count})")
+        having = [i for i, s in enumerate(specs) if s.role == Role.TYPE and s.kind == kind]
+        if len(having) > 1:
+            raise LabelsError(path, f"at most one label of role 'type' may have kind '{kind}' (found {len(having)})",
+                              tuple(("labels", i, "kind") for i in reversed(having)))
     # The reserved labels are forbidden whatever the file says (and a forbidden label that is also listed stays
     # forbidden): a misconfigured fork must not be able to give the bot `high priority`; `ptd-triage validate`
     # reports both contradictions (triage.config.validate.floor_problems).

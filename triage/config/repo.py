@@ -136,7 +136,7 @@ def layer(base: QueueSources, config: Located) -> QueueSources:
         templates[name] = text
         files[name] = config.where(("templates", name))
     prompt = (data["prompt"], config.where(("prompt",))) if "prompt" in data else base.prompt
-    return QueueSources(rubric, labels, templates, base.templates_dir, files, prompt)
+    return QueueSources(rubric, labels, templates, base.templates_dir, files, prompt, base.prompt_missing)
 
 
 def base_of(config: Located | None) -> tuple[str, str, str]:
@@ -158,7 +158,8 @@ def base_of(config: Located | None) -> tuple[str, str, str]:
 
 def empty_sources(file: str) -> QueueSources:
     """Nothing to extend: the file itself must define the whole queue."""
-    return QueueSources(Located({}, file, {(): (file, 1)}), Located({}, file, {(): (file, 1)}), {}, file, {})
+    return QueueSources(Located({}, file, {(): (file, 1)}), Located({}, file, {(): (file, 1)}), {}, file, {},
+                        None, f"add `prompt:` to {file}")
 
 
 def bundled_sources(name: str) -> QueueSources:
@@ -190,7 +191,8 @@ def sources_for(config: Located | None, *, base: QueueSources | None = None, rub
                                explicit.templates if templates else sources.templates,
                                explicit.templates_dir if templates else sources.templates_dir,
                                explicit.template_files if templates else sources.template_files,
-                               sources.prompt)
+                               sources.prompt if sources.prompt is not None or not templates else explicit.prompt,
+                               sources.prompt_missing if not templates else explicit.prompt_missing)
     return sources
 
 

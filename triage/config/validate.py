@@ -50,6 +50,9 @@ class QueueSources:
     templates_dir: str
     template_files: dict[str, tuple[str, int | None]]  # name -> where its text came from
     prompt: tuple[str, tuple[str, int | None]] | None = None  # the model's prompt template and where it came from
+    # Without a prompt: where it was looked for and how to add one (for the model planner's one-line error). Never
+    # a path to open: a queue read through the contents API has no file on the runner's disk.
+    prompt_missing: str = ""
 
 
 def _at(doc: Located, path, message: str) -> Problem:
@@ -210,6 +213,17 @@ def floor_problems(labels: Located) -> list[Problem]:
     return out
 
 
+def _blame(doc: Located, paths: tuple[tuple, ...], message: str) -> Problem:
+    """The problem at the first of `paths` that a later layer (a repository's configuration) wrote, else at the first:
+    an error the user's file caused names the user's file and line, not the bundled file it was layered over."""
+    for path in paths:
+        file, line = doc.where(path)
+        if file != doc.file and (path in doc.marks or not path):
+            return Problem(file, line, message)
+    file, line = doc.where(paths[0] if paths else ())
+    return Problem(file, line, message)
+
+
 def _removed_by(rubric: Located, message: str) -> str:
     """When a problem names a route a later layer removed (`_remove`), say where: the line to change is there,
     not in the bundled file the problem points at."""
@@ -236,7 +250,7 @@ def check(sources: QueueSources) -> list[Problem]:
     try:
         allow = parse_labels(l, labels.file)
     except LabelsError as exc:
-        problems.append(_at(labels, ("labels",), str(exc).removeprefix(labels.file + ": ")))
+        problems.append(_blame(labels, exc.at, exc.detail))
         return problems
     index = {spec.get("name"): i for i, spec in enumerate(l["labels"])}
     routes = r["routing"]["routes"]

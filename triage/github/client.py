@@ -8,7 +8,9 @@ Why it is shaped like this:
 - Only additive writes on issues exist (comment, add labels, reaction, create label). There is deliberately no
   method that removes or replaces labels, closes, edits or assigns issues, so no bug or hostile issue text can make
   the bot do so. The one update, `update_label`, changes a repository label's colour and description and never its
-  name (a rename would silently relabel every issue that carries it).
+  name (a rename would silently relabel every issue that carries it). The two removals belong to the comment claim
+  (triage.service.claim) and take only what the bot's own account made: a reaction of its own on an issue, by id
+  (`release_claim`), and a comment of its own, by id, checked against its author (`delete_own_comment`).
 - Creating a comment is not idempotent: after a 5xx/timeout GitHub may or may not have stored it, so it is only
   retried when a dedupe marker lets us look first. Every other write here is safe to retry.
 - It offers what the triage service needs (triage.service.ports.GitHubPort; tests/test_ports.py checks it).
@@ -160,6 +162,30 @@ class GitHubClient(GitHubTransport):
         did act on answers 200, which only makes the claimer wait as if it had lost."""
         response = self._request("POST", self._issue_path(repo, number, "/reactions"), body={"content": content})
         return response.status_code == 201, response.json()
+
+    def release_claim(self, repo: str, number: int, reaction_id: int) -> bool:
+        """Delete one reaction of our account from the issue, by its id: a claim nobody is using, taken over
+        (triage.service.claim). True when GitHub deleted it, False when it was already gone (404: another run took
+        it over first). By id, so a claim another run has just made (a new reaction, a new id) is never touched.
+        Safe to retry."""
+        try:
+            self._request("DELETE", self._issue_path(repo, number, f"/reactions/{int(reaction_id)}"))
+        except NotFound:
+            return False
+        return True
+
+    def delete_own_comment(self, repo: str, comment: dict, login: str) -> bool:
+        """Delete a comment written by `login` (our account): a duplicate of our own template comment, posted by
+        two runs at once (triage.service.claim). Refused (ValueError, nothing sent) for anyone else's comment.
+        True when deleted, False when it was already gone (404). Safe to retry."""
+        author = (comment.get("user") or {}).get("login") if isinstance(comment, dict) else None
+        if not login or author != login or not isinstance(comment.get("id"), int):
+            raise ValueError(f"refusing to delete a comment by {author!r}: only our own ({login!r}) is removed")
+        try:
+            self._request("DELETE", self._repo_path(repo, f"/issues/comments/{comment['id']}"))
+        except NotFound:
+            return False
+        return True
 
     def add_reaction(self, repo: str, comment_id: int, content: str = "eyes") -> dict:
         return self._json("POST", self._repo_path(repo, f"/issues/comments/{int(comment_id)}/reactions"),

@@ -4,13 +4,18 @@ Imports: the standard library and `triage.http.decisions` only.
 
 Every error is one line and is scrubbed when it is built: the secrets the caller names (`secrets=`) and anything
 shaped like a GitHub token or a bearer credential become `***`, so an error can be printed, logged or shown in a
-job summary without leaking the token, even when a proxy echoed the request back into its error page.
+job summary without leaking the token, even when a proxy echoed the request back into its error page. A secret is
+also found in pieces (any SECRET_RUN characters of it) and in the forms a server or a model may echo it in
+(`secret_forms`: reversed, URL-encoded, base64).
 """
 from __future__ import annotations
 
+import base64
 import copy
+import functools
 import re
 from collections.abc import Iterable
+from urllib.parse import quote, quote_plus
 
 from triage.http.decisions import ErrorKind
 
@@ -35,12 +40,61 @@ def secret_runs(secret: str, run: int = SECRET_RUN) -> set[str]:
     return {secret[i:i + run] for i in range(len(secret) - run + 1)}
 
 
+_URL_SAFE = str.maketrans("+/", "-_")
+
+
+def secret_forms(secret: str) -> frozenset[str]:
+    """`secret` and the common transforms it can be echoed in: reversed; URL-encoded (as `quote` and `quote_plus`
+    write it, and every byte as %XX); base64, standard and URL-safe, at each of the three alignments it takes
+    inside a longer encoded text (a key inside an encoded "user:key": only the characters that depend on the
+    secret's bytes alone, so it is found wherever it starts)."""
+    raw = secret.encode("utf-8")
+    forms = {secret, secret[::-1], quote(secret, safe=""), quote_plus(secret, safe=""),
+             "".join(f"%{b:02X}" for b in raw), "".join(f"%{b:02x}" for b in raw)}
+    for pad in range(3):
+        encoded = base64.b64encode(b"\0" * pad + raw).decode("ascii")
+        core = encoded[-(-8 * pad // 6): 8 * (pad + len(raw)) // 6]
+        forms |= {core, core.translate(_URL_SAFE)}
+    return frozenset(f for f in forms if f)
+
+
+@functools.lru_cache(maxsize=32)
+def secret_grams(secrets: tuple[str, ...], run: int = SECRET_RUN) -> frozenset[str]:
+    """Every `run`-character slice of every form of `secrets` (`secret_forms`)."""
+    return frozenset(g for s in secrets for form in secret_forms(s) for g in secret_runs(form, run))
+
+
+def mask_runs(text: str, grams: frozenset[str] | set[str], run: int = SECRET_RUN, mask: str = "***",
+              first: frozenset[str] | set[str] | None = None) -> str:
+    """`text` with every stretch covered by `run`-character windows found in `grams` replaced by one `mask`. One
+    pass over the text; a set lookup only where a window could start (`first`: the grams' first characters)."""
+    if not grams or len(text) < run:
+        return text
+    first = first if first is not None else {g[0] for g in grams}
+    covered_until, spans = -1, []
+    for i in range(len(text) - run + 1):
+        if text[i] in first and text[i:i + run] in grams:
+            if spans and i <= covered_until:
+                spans[-1][1] = i + run
+            else:
+                spans.append([i, i + run])
+            covered_until = i + run
+    out, last = [], 0
+    for start, end in spans:
+        out += [text[last:start], mask]
+        last = end
+    out.append(text[last:])
+    return "".join(out)
+
+
 def scrub(text: str, secrets: Iterable[str] = ()) -> str:
-    """`text` on one line, with every secret (of 4+ characters) and every token-shaped string replaced by `***`,
-    clipped to MAX_MESSAGE characters."""
+    """`text` on one line, with every secret (of 4+ characters), every SECRET_RUN characters of one in any of its
+    forms (`secret_forms`), and every token-shaped string replaced by `***`, clipped to MAX_MESSAGE characters."""
     text = " ".join(str(text).split())
-    for secret in sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True):
+    secrets = {s for s in secrets if s and len(s) >= 4}
+    for secret in sorted(secrets, key=len, reverse=True):
         text = text.replace(secret, "***")
+    text = mask_runs(text, secret_grams(tuple(sorted(s for s in secrets if len(s) >= SECRET_RUN))))
     text = _TOKEN_SHAPES.sub("***", text)
     return text if len(text) <= MAX_MESSAGE else text[:MAX_MESSAGE - 1] + "…"
 
@@ -138,4 +192,4 @@ def is_fatal_for_run(exc: BaseException) -> bool:
 
 
 __all__ = ["AuthError", "BadRequest", "BudgetExhausted", "HTTPError", "NotFound", "RateLimited", "Transient",
-           "error_class", "is_fatal_for_run", "scrub"]
+           "error_class", "is_fatal_for_run", "mask_runs", "scrub", "secret_forms", "secret_grams", "secret_runs"]

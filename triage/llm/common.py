@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Union
 
-from triage.http.errors import SECRET_RUN, secret_runs
+from triage.http.errors import SECRET_RUN, secret_grams
 
 from .errors import (LLMAuthError, LLMBadRequest, LLMContextExceeded, LLMError, LLMInvalidReply, LLMOversized,
                      LLMRateLimited, LLMTransient)
@@ -236,12 +236,13 @@ PUBLIC_KEY_PREFIX = re.compile(r"^(?:sk-(?:proj-|svcacct-|admin-|ant-(?:api|admi
 
 
 def repeats_secret(texts: Iterable[str], secrets: Iterable[str], *, run: int = SECRET_RUN) -> bool:
-    """Whether any of `texts` holds `run` consecutive characters of one of `secrets` (SECRET_RUN: the length the
+    """Whether any of `texts` holds `run` consecutive characters of one of `secrets` or of one of their common
+    transforms (reversed, URL-encoded, base64: `triage.http.errors.secret_forms`) (SECRET_RUN: the length the
     Action's scrubber masks too). A secret shorter than `run` is not a credential a model could be talked into
     leaking but a local server's placeholder ("none", "EMPTY", "ollama"), and words like "none" are in every
     answer: it never counts; nor does a provider's public key prefix (PUBLIC_KEY_PREFIX). One pass per text."""
     private = {PUBLIC_KEY_PREFIX.sub("", s.strip(), count=1) for s in secrets if s}
-    grams = set().union(*(secret_runs(secret, run) for secret in private))
+    grams = secret_grams(tuple(sorted(s for s in private if len(s) >= run)), run)  # its transforms too (issue 30)
     return bool(grams) and any(text[i:i + run] in grams for text in texts for i in range(len(text) - run + 1))
 
 

@@ -10,6 +10,7 @@ May import: the standard library, `triage.core.writes`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from triage.core.writes import AddLabels, IssueWriter, PostComment, Write
 
@@ -23,7 +24,10 @@ class Applied:
     comment_id: int | None = None
 
 
-def apply_writes(client: IssueWriter, repo: str, writes: list[Write], applied: Applied | None = None) -> Applied:
+def apply_writes(client: IssueWriter, repo: str, writes: list[Write], applied: Applied | None = None, *,
+                 after_comment: Callable[[PostComment, dict], bool] | None = None) -> Applied:
+    """`after_comment(write, posted)`, when given, runs between the comment and the labels; False says the comment
+    was taken back (a duplicate of another run's, triage.service.claim.settle): it is then not reported as ours."""
     applied = applied if applied is not None else Applied()
     for write in writes:
         if isinstance(write, PostComment):
@@ -31,6 +35,8 @@ def apply_writes(client: IssueWriter, repo: str, writes: list[Write], applied: A
             posted = client.create_comment(repo, write.issue, write.body, dedupe_marker=write.marker)
             applied.comment_template = write.template
             applied.comment_id = posted.get("id") if isinstance(posted, dict) else None
+            if after_comment is not None and not after_comment(write, posted if isinstance(posted, dict) else {}):
+                applied.comment_template = applied.comment_id = None
         elif isinstance(write, AddLabels):
             client.add_labels(repo, write.issue, list(write.labels))
             applied.labels = write.labels

@@ -2,59 +2,157 @@
 group, or two event runs of a workflow without one) post a template once.
 
 GitHub has no compare-and-set for comments, but it has one for reactions: `POST /issues/{n}/reactions` answers 201
-when it creates the reaction and 200 when this account had already added that reaction, and of two requests at
-once only one can be the creator. So just before posting, a run reacts 👀 to the issue:
-- 201: it won; it posts.
-- 200 with a claim made in the last CLAIM_FRESH_SECONDS: another run of ours is posting (or just posted). It reads
-  the comments until the template's marker shows up (then it drops its comment and writes only its labels), for
-  at most CLAIM_WAIT_SECONDS. If the marker never shows, the claimer died between its claim and its post (a killed
-  runner), and this run posts: a re-run still completes a killed one.
-- 200 with an older claim: the claim of an earlier comment (each issue gets at most one claim per account); the
-  comments, just read, are what decides.
-The claim costs one request per posted comment; the waiting only happens to a run that lost.
+when it creates the reaction and 200 when this account had already added it, and of two requests at once only one
+can be the creator. But the token's account (`github-actions[bot]`, shared by every workflow of the repository)
+keeps ONE 👀 per issue: once it has reacted, from an earlier comment's claim or from any other workflow, every
+later claim answers 200. So a 200 does not mean "another run is posting", only "the account's 👀 is there":
+whether a run may still be posting under it is what the rest decides.
 
-May import: the standard library, `triage.core`, `triage.service.ports`, `triage.service.readings`.
+1. Claim: react 👀 to the issue. 201: this run holds the claim; it posts.
+2. 200: the account's 👀 is there. Its age says whether a run may still be posting under it: younger than
+   CLAIM_FRESH_SECONDS, read the comments at 0 and POLL_AT seconds until the template's marker shows; older, read
+   them once (a run posts within a second or two of its claim). The marker there: another run posted; this one
+   drops its comment and writes only its labels.
+3. No marker: nobody is posting under that 👀 (an earlier comment's claim, another workflow's, a run killed after
+   its claim). Take it over: delete THAT reaction, by its id, and claim again. By id, so of two runs taking over at
+   once one deletes it and the other gets 404; both claim again, GitHub creates one new 👀 (201) and the other run
+   finds it young and waits for its comment as in 2. A 👀 a run has just made has a new id: a run that looked at
+   the old one never deletes it.
+   A run that wins after taking over reads the comments once more before posting: the holder it took over from
+   may have been slow, not dead, and posted meanwhile.
+4. No claim after CLAIM_ROUNDS and no comment: post anyway (a re-run must complete a killed run's work).
+5. After posting, every run reads the comments once (`settle`): of ours carrying the template's marker it keeps the
+   earliest and deletes the others. Of two runs that both posted, the one whose read comes later sees both, so
+   at most one comment stays, whatever the timing (a holder slower than a loser's wait, a stalled runner). Any run
+   that reads the comments later does the same (`remove_duplicates`), which finishes a run killed between its
+   post and its read. This is the safety net, not the mechanism: the claim keeps two runs from posting at all,
+   save when a holder is slower than CLAIM_WAIT_SECONDS between its claim and its post.
+
+Costs: the 👀 and the read after posting, for a comment on an issue without the account's 👀; where the 👀 was
+already there, one read, the take-over (a delete and a second 👀) and the read before posting; the waiting (up to
+CLAIM_READS reads) only for a run that found a young 👀. The only removals are the bot's own: its 👀 (made again at
+once) and a duplicate of its own comment.
+
+May import: the standard library, `triage.core`, `triage.config.templates`, `triage.service.ports`,
+`triage.service.readings`.
 """
 
 from __future__ import annotations
 
+import re
 import time
-from typing import Callable
+from dataclasses import dataclass
+from typing import Callable, Iterable
 
+from triage.config.templates import comment_marker
 from triage.core.policy import already_posted
 from triage.core.snapshot import IssueSnapshot
 from triage.service.ports import GitHubPort
 from triage.service.readings import seconds_since
 
 CLAIM_CONTENT = "eyes"
-CLAIM_FRESH_SECONDS = 600.0  # a claim younger than this is a run in progress (the sweep's "recent" window too)
-CLAIM_WAIT_SECONDS = 3.5  # how long a loser waits for the winner's comment (a post takes well under a second)
-# When a loser reads the comments again (seconds after losing): early reads catch the usual winner, one that is
-# a second or two late is still seen, and the reads stay few (CLAIM_READS in all, each one API call).
+CLAIM_WAIT_SECONDS = 3.5  # how long a run waits for the comment of a run that holds a young claim
+# A claim older than this is nobody's work in progress: a run posts within a second or two of its claim. Margin
+# over CLAIM_WAIT_SECONDS for GitHub's whole-second timestamps and a runner's clock a few seconds off.
+CLAIM_FRESH_SECONDS = 10.0
+CLAIM_ROUNDS = 2  # claims per comment: the first, and one after taking over a reaction nobody uses
+# When a run reads the comments again (seconds after it found a young claim): early reads catch the usual holder,
+# one that is a second or two late is still seen, and the reads stay few (each one API call).
 POLL_AT = (0.5, 1.5, 3.5)
-CLAIM_READS = 1 + len(POLL_AT)
-CLAIM_REQUESTS = 1 + CLAIM_READS  # at most: the reaction (a write) and the reads of the comments
+CLAIM_READS = 1 + len(POLL_AT)  # reads of the comments while waiting on one young claim
+# At most, for one comment: per round the 👀, the reads and the take-over's delete, the read after a take-over; then
+# the read after posting and one duplicate deleted. The writes among them: the 👀s and the deletes.
+CLAIM_REQUESTS = CLAIM_ROUNDS * (2 + CLAIM_READS) + 3
+CLAIM_WRITES = 2 * CLAIM_ROUNDS + 1
+_MARKER = re.compile(r"<!-- ptd-triage:([A-Za-z0-9_-]+) -->")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A run's answer for one comment: post it or not, and why."""
+
+    post: bool
+    why: str
 
 
 def may_post(client: GitHubPort, repo: str, snapshot: IssueSnapshot, template: str,
              own_logins: frozenset[str] | None, *, clock: Callable[[], float] = time.time,
-             sleep: Callable[[float], None] = time.sleep, wait: float = CLAIM_WAIT_SECONDS) -> tuple[bool, str]:
-    """(post?, why) for `template` on the issue: claims it, and when another run holds a fresh claim, waits for
-    that run's comment. `snapshot` is the issue as this run planned it (its comments are read again here)."""
+             sleep: Callable[[float], None] = time.sleep, wait: float = CLAIM_WAIT_SECONDS) -> Claim:
+    """Claims `template`'s comment on the issue; where the account's 👀 is already there, waits for the comment of a
+    run that may be posting under it, and takes over a 👀 nobody uses. `snapshot` is the issue as this run planned
+    it (its comments are read again here). `clock`: wall time (a 👀's age)."""
     number = snapshot.number
-    won, reaction = client.claim_issue(repo, number, CLAIM_CONTENT)
-    if won:
-        return True, "claimed"
-    age = seconds_since(reaction.get("created_at") if isinstance(reaction, dict) else None, clock())
-    fresh = age is not None and age < CLAIM_FRESH_SECONDS
-    # A fresh claim: read now, then at the POLL_AT offsets that fit in `wait`; an old one: read once, now.
-    offsets = [0.0] + ([at for at in POLL_AT if at <= wait] if fresh else [])
+    for attempt in range(CLAIM_ROUNDS):
+        won, reaction = client.claim_issue(repo, number, CLAIM_CONTENT)
+        reaction = reaction if isinstance(reaction, dict) else {}
+        if won and attempt == 0:
+            return Claim(True, "claimed")
+        # After a take-over, the comments once more (the holder taken over may have been slow, and posted since).
+        offsets = [0.0]
+        if not won:
+            age = seconds_since(reaction.get("created_at"), clock())
+            young = age is None or age < CLAIM_FRESH_SECONDS  # no age said: the cautious side, wait for its comment
+            offsets += [at for at in POLL_AT if at <= wait] if young else []
+        if _posted_meanwhile(client, repo, snapshot, template, own_logins, offsets, sleep):
+            return Claim(False, f"'{template}' was posted by another run meanwhile: not posted again")
+        if won:
+            return Claim(True, "claimed (a 👀 nobody was using taken over)")
+        reaction_id = reaction.get("id")
+        if attempt + 1 == CLAIM_ROUNDS or not isinstance(reaction_id, int):
+            break
+        client.release_claim(repo, number, reaction_id)  # False: another run took it over first; claim again
+    return Claim(True, "another run's claim was not followed by its comment: posted (a duplicate would be removed)")
+
+
+def _posted_meanwhile(client: GitHubPort, repo: str, snapshot: IssueSnapshot, template: str,
+                      own_logins: frozenset[str] | None, offsets: list[float],
+                      sleep: Callable[[float], None]) -> bool:
+    """Whether the template's marker shows up in a comment of ours, reading the comments at `offsets` seconds."""
     waited = 0.0
     for at in offsets:
         if at > waited:
             sleep(at - waited)
             waited = at
-        if already_posted(snapshot.with_comments(client.list_comments(repo, number)), template, own_logins):
-            return False, f"'{template}' was posted by another run meanwhile: not posted again"
-    return True, ("another run claimed the comment and did not post it: posted" if fresh
-                  else "an earlier comment's claim: the comments decide")
+        if already_posted(snapshot.with_comments(client.list_comments(repo, snapshot.number)), template,
+                          own_logins):
+            return True
+    return False
+
+
+def settle(client: GitHubPort, repo: str, number: int, template: str, posted: dict,
+           own_logins: frozenset[str] | None) -> str | None:
+    """Just after posting `posted` (the comment GitHub answered): read the comments; of ours carrying the
+    template's marker, keep the earliest and delete the others. Returns why when ours was the one deleted (its twin,
+    posted by another run, stays), else None."""
+    login = (posted.get("user") or {}).get("login") if isinstance(posted, dict) else None
+    own = frozenset(own_logins or ()) | ({login} if isinstance(login, str) and login else set())
+    removed = remove_duplicates(client, repo, number, client.list_comments(repo, number), own, (template,))
+    if isinstance(posted, dict) and posted.get("id") in removed:
+        return (f"'{template}' was posted by another run at the same moment: this run's copy was deleted, "
+                "theirs stays")
+    return None
+
+
+def remove_duplicates(client: GitHubPort, repo: str, number: int, comments: list[dict],
+                      own_logins: Iterable[str] | None, templates: Iterable[str] | None = None) -> set[int]:
+    """Of our own comments carrying the same template's marker (one of `templates`, or any), delete all but the
+    earliest (the lowest id: GitHub numbers comments in the order it stores them, so every run keeps the same one).
+    Returns the ids deleted. Nothing is deleted when our account is not known."""
+    own = frozenset(own_logins or ())
+    if not own:
+        return set()
+    wanted = None if templates is None else {comment_marker(t) for t in templates}
+    by_marker: dict[str, list[dict]] = {}
+    for comment in comments:
+        author = (comment.get("user") or {}).get("login")
+        if author not in own or not isinstance(comment.get("id"), int):
+            continue
+        found = _MARKER.search(comment.get("body") or "")
+        if found and (wanted is None or found.group(0) in wanted):
+            by_marker.setdefault(found.group(0), []).append(comment)
+    removed: set[int] = set()
+    for twins in by_marker.values():
+        for comment in sorted(twins, key=lambda c: c["id"])[1:]:
+            client.delete_own_comment(repo, comment, comment["user"]["login"])
+            removed.add(comment["id"])
+    return removed

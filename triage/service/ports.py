@@ -6,7 +6,9 @@ another (plain Python, so service tests need no server). A method here is a prom
 - reads return GitHub's REST objects (dicts) as GitHub would; `list_*` return every item, however many pages;
 - `search_page` returns one page (up to 100) of the search and GitHub's `total_count`, oldest first;
 - the writes are additive only (the writes' own protocol, `IssueWriter`); `claim_issue` is the comment claim
-  (triage.service.claim): (True, reaction) to exactly one of two runs that react at once;
+  (triage.service.claim): (True, reaction) to exactly one of two runs that react at once. The claim's two
+  removals take only the bot's own: `release_claim` deletes one reaction of our account by id (False: already
+  gone), `delete_own_comment` a comment whose author is the login given (False: already gone);
 - every failure is a `triage.http.errors.HTTPError`; `BudgetExhausted` means our own limit refused the call and
   nothing was sent (the service stops a sweep cleanly on it);
 - `deadline(seconds)`: within the block, no call runs past `seconds` from now; `reserve(requests)`: within the
@@ -40,6 +42,10 @@ class GitHubPort(IssueWriter, Protocol):
     def search_page(self, query: str, *, sort: str = "created", order: str = "asc") -> tuple[list[dict], int]: ...
 
     def claim_issue(self, repo: str, number: int, content: str = "eyes") -> tuple[bool, dict]: ...
+
+    def release_claim(self, repo: str, number: int, reaction_id: int) -> bool: ...
+
+    def delete_own_comment(self, repo: str, comment: dict, login: str) -> bool: ...
 
     def deadline(self, seconds: float | None) -> AbstractContextManager[Any]: ...
 

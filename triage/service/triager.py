@@ -9,10 +9,12 @@ What it reads, and why (a promise to users, kept even where an event's payload s
 - the label events, only when they can change the decision: step 0 (module and sub-oncall both present: were
   they added by people?) and a high-priority flag (did a person already dismiss an earlier flag?);
 - before posting a template, every run claims the comment (a 👀 reaction on the issue, one request: GitHub
-  answers 201 to one run only), and a run that lost the claim reads the comments until the winner's comment is
-  there (triage.service.claim): a sweep cannot share the issue's concurrency group, and a workflow may lack one.
-Calls per issue (issue 11's budget): a fresh issue without comments costs 1 read + at most 3 writes (4: the claim,
-the comment, the labels; 2 when no comment is planned); with
+  answers 201 to one run only; a 👀 the account already has and nobody is using is taken over), a run that found
+  a young 👀 reads the comments until that run's comment is there, and every run that posted reads the comments
+  once more and deletes a twin of its own comment (triage.service.claim): a sweep cannot share the issue's
+  concurrency group, and a workflow may lack one.
+Calls per issue (issue 11's budget): a fresh issue without comments costs 1 read + at most 3 writes + 1 read (5:
+the claim, the comment, the read after it, the labels; 2 when no comment is planned); with
 comments, one more read per 100; a second run, or a stale payload after the first run wrote, costs 1-2 reads and
 no write; an issue waiting for a person (the review label without the marker) costs the 1 read and is left.
 
@@ -45,7 +47,7 @@ from triage.http.errors import BudgetExhausted, HTTPError, is_fatal_for_run
 from triage.planners import plan_issue
 from triage.planners.base import Planner
 from triage.service.apply import apply_writes
-from triage.service.claim import CLAIM_REQUESTS, CLAIM_WAIT_SECONDS, may_post
+from triage.service.claim import CLAIM_REQUESTS, CLAIM_WAIT_SECONDS, CLAIM_WRITES, may_post, remove_duplicates, settle
 from triage.service.cutoff import NO_COMMENT, SKIPPED, created_before
 from triage.service.limits import SWEEP_API_RESERVE
 from triage.service.ports import GitHubPort
@@ -140,6 +142,10 @@ class Triager:
             return
         count = issue.get("comments")
         comments = self.client.list_comments(self.repo, number) if not isinstance(count, int) or count > 0 else []
+        if comments and not self.dry_run:  # two of ours from one template (runs at once, one killed): one stays
+            gone = remove_duplicates(self.client, self.repo, number, comments, self.own_logins,
+                                     self.bundle.templates.names)
+            comments = [c for c in comments if c.get("id") not in gone]
         snapshot = bare.with_comments(comments)  # the issue parsed once; its comments added
         if self.bundle.labels.marker in snapshot.labels and not force:
             result.plan = self._plan(snapshot, force=False)  # nothing to do; says why
@@ -154,19 +160,28 @@ class Triager:
             # All of the issue's writes fit in what is left (the claim and its re-read of comments included), or
             # none is started: never a comment without its labels because a budget ran out in between.
             claim = CLAIM_REQUESTS if plan.comment is not None else 0
-            self.client.room_for(len(writes) + claim, len(writes) + (1 if claim else 0))
+            self.client.room_for(len(writes) + claim, len(writes) + (CLAIM_WRITES if claim else 0))
         if plan.comment is not None and not self.dry_run:
             # Two runs at once (a sweep beside an event run, or a workflow without the per-issue group): only the
             # run that wins the claim posts; a loser waits for the winner's comment (triage.service.claim).
-            post, why = may_post(self.client, self.repo, snapshot, plan.comment.template, self.own_logins,
-                                 clock=self.clock, wait=self.claim_wait)
-            if not post:  # not planned again (a planner can be slow or paid): the comment is dropped
-                plan = plan.with_(comment=None, reasons=plan.reasons + (why,))
+            claimed = may_post(self.client, self.repo, snapshot, plan.comment.template, self.own_logins,
+                               clock=self.clock, wait=self.claim_wait)
+            if not claimed.post:  # not planned again (a planner can be slow or paid): the comment is dropped
+                plan = plan.with_(comment=None, reasons=plan.reasons + (claimed.why,))
                 writes = planned_writes(plan, self.bundle.labels.names)
         result.plan = plan
         if self.dry_run or not writes:
             return
-        apply_writes(self.client, self.repo, writes, result.applied)
+        apply_writes(self.client, self.repo, writes, result.applied,
+                     after_comment=lambda write, posted: self._settle(result, write.template, posted))
+
+    def _settle(self, result: IssueResult, template: str, posted: dict) -> bool:
+        """Just after posting: a twin posted by another run at the same moment is deleted, the earlier one kept
+        (triage.service.claim.settle). False when ours was the one deleted (the result then says so)."""
+        why = settle(self.client, self.repo, result.plan.issue, template, posted, self.own_logins)
+        if why and result.plan is not None:
+            result.plan = result.plan.with_(comment=None, reasons=result.plan.reasons + (why,))
+        return why is None
 
     def _leave(self, bare: IssueSnapshot, issue: dict, *, force: bool, require_queue: bool,
                leave_recent: bool) -> str | None:

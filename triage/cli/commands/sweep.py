@@ -41,8 +41,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--bot-login", default="github-actions[bot]",
                         help="the account the token writes as: only its comments count as ours")
     parser.add_argument("--not-before", type=_not_before, default=None, metavar="DATE",
-                        help="do not triage queue issues created before this ISO 8601 date (2024-01-31); their "
-                             "count is reported")
+                        help="do not triage queue issues created before this date (2024-01-31: midnight UTC) or "
+                             "date and time with its zone (2024-01-31T12:00:00Z); their count is reported")
     parser.add_argument("--not-before-mode", choices=MODES, default="skip",
                         help="skip (default): leave older issues alone; labels-only: label them, never comment")
     add_config_options(parser)

@@ -47,13 +47,14 @@ class Prompt:
 
 
 def prompt_path(bundle: Bundle) -> Path:
-    """The prompt beside the configured templates directory. Never another queue's: a queue without its own
-    prompt would otherwise be asked about with the bundled queue's routes and criteria, silently (PromptError)."""
-    beside = Path(bundle.templates.directory).parent / PROMPT_FILE
-    if not beside.is_file():
-        raise PromptError(f"{bundle.labels.queue_label}: the queue has no prompt template for the model planner "
-                          f"(add {PROMPT_FILE} beside its templates, or `prompt:` in the repository configuration)")
-    return beside
+    """The file the queue's prompt was read from, with the rest of its configuration (`bundle.prompt`). Never a
+    path built here and looked for on the disk (a repository's queue has no file on the runner), and never another
+    queue's prompt: a queue without its own is refused (PromptError, one line saying where it was looked for)."""
+    from triage.config.bundle import missing_prompt
+
+    if bundle.prompt is None:
+        raise PromptError(missing_prompt(bundle))
+    return Path(bundle.prompt_file)
 
 
 def check(bundle: Bundle) -> None:

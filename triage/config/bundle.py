@@ -105,8 +105,8 @@ def read_sources(rubric: Path, labels: Path, templates: Path) -> QueueSources:
     prompt = None
     if prompt_path.is_file():
         prompt = (prompt_path.read_text(encoding="utf-8"), (str(prompt_path), 1))
-    missing = f"{prompt_path} does not exist: add {PROMPT_FILE} beside its templates, or `prompt:` in the " \
-              "repository configuration"
+    missing = "" if prompt else (f"{prompt_path} does not exist: add {PROMPT_FILE} beside its templates, or "
+                                 "`prompt:` in the repository configuration")
     return QueueSources(rubric_doc, labels_doc, sources, str(templates), files, prompt, missing)
 
 

@@ -49,7 +49,9 @@ KEEP = 32  # compiled forms kept in one directory (the newest); a queue edited m
 MAX_BYTES = 4_000_000
 _PACKAGE = Path(__file__).resolve().parent.parent  # triage/
 _CODE = ("config", "text")  # what checks and compiles a queue
-_WHERE = ("templates_dir", "template_files")  # fields of the sources that say where a text came from
+# Fields of the sources that say where a text came from (or, for a queue without a prompt, where it was looked
+# for), not what it says.
+_WHERE = ("templates_dir", "template_files", "prompt_missing")
 
 
 @contextmanager

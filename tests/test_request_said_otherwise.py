@@ -10,6 +10,9 @@ told in hindsight, or labelled by the reporter themself. Each class with control
 - Hindsight in a post-mortem ("a rank list would have saved us a day") is what a change would buy.
 - The reporter's own verdict ("not a bug really, more of a wish") supports a request; "not a bug, just a question"
   is a question, and a list of questions for an answer is a question issue.
+- Feature vs enhancement by existence, said in other words: "I couldn't find any placement that", "the only path
+  we have today is", "I can't build it myself with a hook", "isn't a thing" say the thing is absent; a change to
+  how an existing default or message behaves is an enhancement.
 
 Every issue here is written in our own words for the case it pins; none is copied from an eval set.
 """
@@ -176,3 +179,45 @@ def test_information_wanted_is_not_functionality_wanted():
               "What we need is a flag on the work object that says whether the outputs are contiguous, so our "
               "backend can take the fast path.")
     assert decision(*wanted) != NONE, reason(*wanted)
+
+
+# Feature vs enhancement by whether the thing exists today, said in other words. name -> (title, body, decision)
+EXISTENCE = {
+    "could-not-find-any": (
+        "DTensor: uneven shard sizes chosen by the user",
+        "I want rank 0 to hold 60% of the rows and rank 1 the rest, and have every op respect it. I couldn't find "
+        "any placement that carries explicit per-rank sizes; from_local accepts uneven chunks but ops assume even.",
+        FEATURE),
+    "the-only-path-today": (
+        "Rebinding DDP to a new process group after a membership change",
+        "The only path we have today is to tear down the group and wrap the model again, which rebroadcasts 20B "
+        "parameters. What we're after is a method that points an existing wrapper at a new group.",
+        FEATURE),
+    "cannot-build-it-myself": (
+        "Skipping a straggler rank's gradients for one step",
+        "What I'm imagining: ranks that miss a deadline are left out of that step's average. I can't build this "
+        "myself with a comm hook either, since hooks run after every rank joined the bucket.",
+        FEATURE),
+    "not-a-thing": (
+        "Collectives on MPS tensors",
+        "backend='mps' isn't a thing, and gloo rejects MPS tensors. We'd like DDP to accept an MPS model on two "
+        "Macs, even if it copies through the CPU underneath.",
+        FEATURE),
+    # Controls: a change to what exists, asked in the same voices.
+    "default-of-an-existing-option": (
+        "Why does FileSystemWriter have to use one thread by default?",
+        "With thread_count=8 our saves take 6 minutes instead of 40, so the option works. We'd like the default to "
+        "follow the number of CPUs.",
+        ENHANCEMENT),
+    "message-of-an-existing-check": (
+        "dcp.load names only the first missing key",
+        "The existing check stops at the first key. We'd like it to list every missing key at once, like "
+        "load_state_dict does.",
+        ENHANCEMENT),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXISTENCE))
+def test_feature_by_existence_in_other_words(name):
+    title, body, expected = EXISTENCE[name]
+    assert decision(title, body) == expected, reason(title, body)

@@ -11,8 +11,10 @@ told in hindsight, or labelled by the reporter themself. Each class with control
 - The reporter's own verdict ("not a bug really, more of a wish") supports a request; "not a bug, just a question"
   is a question, and a list of questions for an answer is a question issue.
 - Feature vs enhancement by existence, said in other words: "I couldn't find any placement that", "the only path
-  we have today is", "I can't build it myself with a hook", "isn't a thing" say the thing is absent; a change to
-  how an existing default or message behaves is an enhancement.
+  we have today is", "I can't build it myself with a hook", "isn't a thing", "X only supports A" (asking for B),
+  "it's CUDA-only" (asking for CPU) say the thing is absent; a change to how an existing default or message
+  behaves is an enhancement, and so is a native path for a case that runs today by a fallback (the procedure's own
+  example).
 
 Every issue here is written in our own words for the case it pins; none is copied from an eval set.
 """
@@ -203,7 +205,22 @@ EXISTENCE = {
         "backend='mps' isn't a thing, and gloo rejects MPS tensors. We'd like DDP to accept an MPS model on two "
         "Macs, even if it copies through the CPU underneath.",
         FEATURE),
+    "only-other-cases-today": (
+        "Tensor parallel styles for Conv1d",
+        "parallelize_module with RowwiseParallel on an nn.Conv1d raises NotImplementedError: RowwiseParallel only "
+        "supports nn.Linear and nn.Embedding. Please add Conv1d; splitting on channels is the same idea.",
+        FEATURE),
+    "only-other-devices-today": (
+        "Symmetric memory between processes of one host, on CPU",
+        "The symmetric memory API is exactly the model we want for our CPU workers, but it is CUDA-only. We'd like "
+        "the same rendezvous and peer buffers over shared memory on the host.",
+        FEATURE),
     # Controls: a change to what exists, asked in the same voices.
+    "only-other-cases-but-a-fallback-runs": (
+        "Native Gloo path for all_to_all_single with uneven splits",
+        "The Gloo backend only supports even splits natively; uneven ones fall back to a send/recv loop that is 5x "
+        "slower. We'd like a native path for uneven splits.",
+        ENHANCEMENT),
     "default-of-an-existing-option": (
         "Why does FileSystemWriter have to use one thread by default?",
         "With thread_count=8 our saves take 6 minutes instead of 40, so the option works. We'd like the default to "
@@ -221,3 +238,4 @@ EXISTENCE = {
 def test_feature_by_existence_in_other_words(name):
     title, body, expected = EXISTENCE[name]
     assert decision(title, body) == expected, reason(title, body)
+

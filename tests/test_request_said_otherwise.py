@@ -239,3 +239,25 @@ def test_feature_by_existence_in_other_words(name):
     title, body, expected = EXISTENCE[name]
     assert decision(title, body) == expected, reason(title, body)
 
+
+def test_a_message_said_to_be_unhelpful_is_asked_to_be_better():
+    unhelpful = ("NCCL error 'unhandled cuda error' is not helpful when a rank sees no GPU",
+                 "Our scheduler gives each process one visible GPU, and a script that calls set_device(local_rank) "
+                 "gets an unhandled cuda error from NCCL. Not a bug of course, but checking the index against the "
+                 "visible device count first and saying so would save our users an hour each time.")
+    assert decision(*unhelpful) == ENHANCEMENT, reason(*unhelpful)
+    # Control: an error in the title that is reported, not judged, is a bug report.
+    reported = ("NCCL error 'unhandled cuda error' on 2 nodes since the driver update",
+                "Every job on 2 nodes fails at the first all_reduce with an unhandled cuda error. Logs attached.")
+    assert decision(*reported) == NONE, reason(*reported)
+
+
+def test_a_how_to_question_with_an_unsupported_op_error_stays_a_question():
+    question = ("How to register a sharding rule for my custom op with DTensor",
+                "My op raises: Operator mylib.norm.default does not have a sharding strategy registered. What is the "
+                "intended API to say the output keeps the input placement? An example would help a lot.")
+    assert decision(*question) == NONE, reason(*question)
+    asked = ("Sharding strategy for aten.cummax on DTensor",
+             "aten.cummax.default does not have a sharding strategy registered. Please add one: Replicate -> "
+             "Replicate at least, and Shard on a non-scanned dim.")
+    assert decision(*asked) == ENHANCEMENT, reason(*asked)

@@ -153,7 +153,8 @@ def _slot_sentences(pattern: Pattern, encoded: bytes, starts,
 def _lead(doc: Document) -> bytes:
     prose = doc.encoded("prose")
     first = _BOUNDARY.regex.search(prose)
-    head = prose[: first.start()] if first else prose
+    # The sentence with its own end mark: a question keeps its "?" (a yes/no question's cue spans up to it).
+    head = prose[: first.end()].rstrip() if first else prose
     return doc.encoded("title").replace(b"\n", b" ") + b" \xe2\x80\x94 " + head
 
 

@@ -215,7 +215,17 @@ EXISTENCE = {
         "The symmetric memory API is exactly the model we want for our CPU workers, but it is CUDA-only. We'd like "
         "the same rendezvous and peer buffers over shared memory on the host.",
         FEATURE),
+    "options-listed-and-the-ask-is-neither": (
+        "Rendezvous over a Unix domain socket for single-host jobs",
+        "Our hosts forbid listening on TCP ports. Today the options are TCPStore, which needs a port, or FileStore, "
+        "which works but is slow to set up many groups. We'd like the store to listen on a socket path instead.",
+        FEATURE),
     # Controls: a change to what exists, asked in the same voices.
+    "options-listed-and-the-ask-is-one-of-them-faster": (
+        "FileStore is slow when a mesh creates many groups",
+        "Today the options are TCPStore or FileStore. FileStore works but takes 40 s to set up 600 groups on one "
+        "host, against 2 s for TCPStore. Please make FileStore faster for many groups.",
+        ENHANCEMENT),
     "only-other-cases-but-a-fallback-runs": (
         "Native Gloo path for all_to_all_single with uneven splits",
         "The Gloo backend only supports even splits natively; uneven ones fall back to a send/recv loop that is 5x "

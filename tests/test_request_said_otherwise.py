@@ -271,3 +271,14 @@ def test_a_how_to_question_with_an_unsupported_op_error_stays_a_question():
              "aten.cummax.default does not have a sharding strategy registered. Please add one: Replicate -> "
              "Replicate at least, and Shard on a non-scanned dim.")
     assert decision(*asked) == ENHANCEMENT, reason(*asked)
+
+
+def test_the_reporters_tag_of_kind_and_a_version_bump():
+    tagged = ("[Perf] Overlap the reduce-scatter of the last layer with the optimizer step", "")
+    plan = plan_for(*tagged)
+    assert plan.step(4).decision == ENHANCEMENT and PERF in plan.add_labels, plan.step(4).reason
+    # Controls: a component tag is no kind; a dependency bump is upkeep, even with a wish.
+    assert decision("[FSDP] The reduce-scatter of the last layer hangs", "It hangs on 2 nodes, every run.") == NONE
+    bump = ("Update NCCL to 2.29 in the nightly wheels",
+            "We would like the nightly wheels to ship NCCL 2.29, which has the fix for our IB adapters.")
+    assert decision(*bump) == NONE, reason(*bump)

@@ -56,6 +56,20 @@ QUESTIONS = {
         "policy where the agent removes a host that stays twice as slow as the median for ten minutes. Nothing "
         "in the agent measures per-host speed today, and I don't see any way to add this through its hooks.",
         FEATURE),
+    "are-there-plans": (
+        "Are there plans to support the MPS device in ProcessGroupGloo?",
+        "Two Mac minis on a Thunderbolt bridge, gloo over TCP. MPS tensors are rejected by every collective.",
+        FEATURE),
+    "why-not-make-it-the-default": (
+        "Async checkpoint staging into pinned memory",
+        "async_save with pinned staging takes 3 s against 11 s without it on our nodes. Why not make pinned staging "
+        "the default when the memory is there?",
+        ENHANCEMENT),
+    "wouldnt-it-be-simpler": (
+        "DeviceMesh slices hold a reference to the parent's groups",
+        "Each slice keeps the parent's process groups alive. Wouldn't it be simpler to create the slice's groups "
+        "lazily when they are first used?",
+        ENHANCEMENT),
     # --- asked about the reporter's own use, a guessed cause, or a failure: no request
     "how-do-i": (
         "How do I resume an FSDP2 job on fewer GPUs?",
@@ -71,6 +85,11 @@ QUESTIONS = {
         "Why does my DDP job hang on the second epoch?",
         "Two nodes, 16 GPUs. The first epoch finishes, the second hangs in backward until the watchdog fires. "
         "Script below.\n\n" + fenced("model = DDP(model)\nfor epoch in range(2):\n    train(model)"),
+        NONE),
+    "reason-asked-for-a-failure": (
+        "Is there a reason my FSDP job hangs after the first checkpoint?",
+        "Two nodes, 16 GPUs. After dcp.save at step 1000 every rank waits in the next all_gather until the watchdog "
+        "fires. Script and logs attached.",
         NONE),
     "absence-asked-about-a-how-to": (
         "Is there really no way to run DDP from a notebook?",

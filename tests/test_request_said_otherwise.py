@@ -86,6 +86,16 @@ QUESTIONS = {
         "Two nodes, 16 GPUs. The first epoch finishes, the second hangs in backward until the watchdog fires. "
         "Script below.\n\n" + fenced("model = DDP(model)\nfor epoch in range(2):\n    train(model)"),
         NONE),
+    "help-asked-of-the-team": (
+        "DCP load hangs on 4 nodes after resharding — could the team take a look?",
+        "Saving on 32 GPUs and loading on 16 hangs in the first read on every rank. Could the maintainers look into "
+        "it? Logs from all ranks are attached.",
+        NONE),
+    "cause-guessed-as-could-x-explain-it": (
+        "Loss differs between 1 and 2 nodes with FSDP2",
+        "After 500 steps the loss on 2 nodes is 3% higher than on 1 node, same seed. Could the reduce-scatter "
+        "order explain this? Could the same happen with DDP?",
+        NONE),
     "reason-asked-for-a-failure": (
         "Is there a reason my FSDP job hangs after the first checkpoint?",
         "Two nodes, 16 GPUs. After dcp.save at step 1000 every rank waits in the next all_gather until the watchdog "

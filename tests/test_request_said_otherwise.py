@@ -96,6 +96,16 @@ QUESTIONS = {
         "After 500 steps the loss on 2 nodes is 3% higher than on 1 node, same seed. Could the reduce-scatter "
         "order explain this? Could the same happen with DDP?",
         NONE),
+    "why-does-it-need-to-how-it-works": (
+        "Why does DDP need to broadcast buffers before every forward?",
+        "I am reading the DDP notes and see that buffers are broadcast from rank 0 each iteration. What is this "
+        "for, if every rank computes the same buffers?",
+        NONE),
+    "state-guessed": (
+        "FSDP2 loss diverges on 2 nodes: could the ranks be out of sync?",
+        "Same seed, same data order. On 2 nodes the loss goes to nan at step 300; on 1 node it does not. Could the "
+        "parameters be different across ranks after the first optimizer step?",
+        NONE),
     "reason-asked-for-a-failure": (
         "Is there a reason my FSDP job hangs after the first checkpoint?",
         "Two nodes, 16 GPUs. After dcp.save at step 1000 every rank waits in the next all_gather until the watchdog "

@@ -259,7 +259,23 @@ EXISTENCE = {
         "Our hosts forbid listening on TCP ports. Today the options are TCPStore, which needs a port, or FileStore, "
         "which works but is slow to set up many groups. We'd like the store to listen on a socket path instead.",
         FEATURE),
+    "no-built-in-way": (
+        "Per-rank checksums in DCP",
+        "There is no built-in way to tell that a shard was truncated on the way to storage. We'd like dcp.save to "
+        "record a checksum per file and dcp.load to verify it.",
+        FEATURE),
     # Controls: a change to what exists, asked in the same voices.
+    "an-os-error-is-no-missing-capability": (
+        "A failed save leaves a checkpoint directory that looks complete",
+        "The disk filled up and dcp.save raised, our fault. The restart then failed with\n\n"
+        + fenced("FileNotFoundError: [Errno 2] No such file or directory: 'ckpt/step_9/.metadata'", "text")
+        + "\n\nCould the error say that the checkpoint looks incomplete and name the missing file?",
+        ENHANCEMENT),
+    "says-less-than-asked": (
+        "dcp.load names only the first unexpected key",
+        "The error names only the first key it cannot place; after a refactor we relaunch ten times. Please list "
+        "every key that has no match, as a dry run would.",
+        ENHANCEMENT),
     "options-listed-and-the-ask-is-one-of-them-faster": (
         "FileStore is slow when a mesh creates many groups",
         "Today the options are TCPStore or FileStore. FileStore works but takes 40 s to set up 600 groups on one "

@@ -159,6 +159,46 @@ def test_a_criterion_is_rubric_data(tmp_path):
     assert plan.step(5).reason.startswith("step 5: possibly high priority — optimizer_state_lost ")
 
 
+def _optimizer_lost(hp, frame_weight=-3):
+    """A fork's criterion read two ways (a signal, a frame), and a frame that denies it."""
+    hp["slots"]["lost_state"] = {"match": r"(?:^|[^a-z])(optimizer state (?:is )?lost)(?:[^a-z]|$)",
+                                 "examples": {"match": ["the optimizer state is lost"]}}
+    hp["slots"]["nothing_lost"] = {"match": r"(?:^|[^a-z])(nothing (?:is |was )?lost)(?:[^a-z]|$)",
+                                   "examples": {"match": ["nothing was lost"]}}
+    hp["criteria"]["optimizer_state_lost"] = {
+        "signals": [{"id": "hp-test-optim-lost", "match": r"\boptimizer state (?:is )?lost\b", "weight": 3,
+                     "in": ["prose", "comment"]}],
+        "frames": [{"id": "hp-test-nothing-lost", "all": ["nothing_lost"], "weight": frame_weight, "in": ["prose"],
+                    "examples": {"match": ["Nothing was lost."]}}],
+    }
+
+
+def test_a_frame_against_a_criterion_counts_however_its_signals_read_it(tmp_path):
+    """Counter-evidence of one reading (a frame: "nothing was lost") lowers what the other (a signal) found."""
+    issue = snap("FSDP reshard question", "Is the optimizer state lost by a reshard? I checked: nothing was lost.")
+    bundle = _bundle_with(tmp_path, _optimizer_lost)
+    plan = plan_issue(issue, bundle)
+    assert not flagged(plan)
+    assert plan.high_priority_score == 0
+    # control: without the denial, the signal alone flags
+    plan = plan_issue(snap("FSDP reshard", "After a reshard the optimizer state is lost."), bundle)
+    assert flagged(plan) and plan.step(5).reason.startswith("step 5: possibly high priority — optimizer_state_lost ")
+
+
+def test_step_5_weighs_locations_its_own_way(tmp_path):
+    """`high_priority.locations` overrides the rubric's weights for step 5 alone: a fact told in a comment."""
+    issue = snap("FSDP reshard", "Resharding the model onto a smaller mesh.",
+                 comments=["Update: after the reshard the optimizer state is lost."])
+    (tmp_path / "plain").mkdir(), (tmp_path / "weighted").mkdir()  # a bundle is cached by its path
+    plain = plan_issue(issue, _bundle_with(tmp_path / "plain",
+                                           lambda hp: (_optimizer_lost(hp), hp.pop("locations", None))))
+    assert not flagged(plain)  # 3 x the comment's 0.6
+    weighted = plan_issue(issue, _bundle_with(tmp_path / "weighted",
+                                              lambda hp: (_optimizer_lost(hp), hp.update(locations={"comment": 1.0}))))
+    assert flagged(weighted)
+    assert weighted.step(2).reason == plain.step(2).reason  # the other steps keep the rubric's weights
+
+
 def test_counter_evidence_weights_must_be_negative(tmp_path):
     from triage.config.bundle import ConfigError
 

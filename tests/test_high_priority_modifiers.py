@@ -10,7 +10,10 @@ so a rule that drops the words altogether fails the controls:
 - scope: one laptop or one machine for a hang, one device or one process for any criterion;
 - count vs version: "from 1 GPU to 8" is not a version change;
 - quantifier: "every config in the docs" is not many users;
-- wrong object: the documentation's printed output is wrong, not a collective.
+- wrong object: the documentation's printed output is wrong, not a collective;
+- belief: a guess, a fear or a first thought later checked ("I first thought it was a regression");
+- yes/no question: "Is the checkpoint corrupted, or ...?" asks, it does not say;
+- setting: a timeout named as a configured value ("the default watchdog timeout of 30 minutes"), not one that fired.
 The rubric (`modifiers:` and `high_priority:` in queues/distributed/rubric.yaml) must judge every row.
 """
 
@@ -67,6 +70,55 @@ TABLE: dict[str, tuple[list[tuple], list[tuple]]] = {
              + SCRIPT, ()),
         ],
     ),
+    "belief": (
+        [
+            ("DTensor cat along dim 1 raises an AssertionError (same on 2.8 and 2.9)",
+             "I first thought this was a regression from the 2.10 upgrade, so I installed 2.8.0 and 2.9.1 in fresh "
+             "environments: they raise exactly the same.\n" + SCRIPT, ()),
+            ("How long must async_save be awaited before exit?",
+             "I was worried my last checkpoint would be corrupt when the job ends mid-write; I killed a job to "
+             "test it and the load was fine.\n" + SCRIPT, ()),
+            ("mAP stays at zero with the detection reference scripts",
+             "I thought maybe the distributed evaluation merges the results wrong, so I ran the evaluation on one "
+             "process as well: exactly the same zeros.\n" + SCRIPT, ()),
+        ],
+        [
+            ("DTensor cat along dim 1 raises since the 2.10 upgrade",
+             "This is a regression from the 2.10 upgrade: 2.9.1 runs the same script without error.\n" + SCRIPT, ()),
+            ("async_save leaves a corrupt checkpoint when the job ends mid-write",
+             "I was worried about exits, and indeed: the last checkpoint is corrupt when the job ends mid-write.\n"
+             + SCRIPT, ()),
+        ],
+    ),
+    "yes-no-question": (
+        [
+            ("dcp.load fails after resharding from 16 to 8 GPUs: missing optimizer key",
+             "Loading the optimizer state raises a missing key error. Is the checkpoint corrupted, or do I need to "
+             "convert the optimizer state when the number of GPUs changes?\n" + SCRIPT, ()),
+            ("Gradient sync question for no_sync",
+             "Does the gradient of the last micro-batch get dropped when no_sync wraps every step but the last? "
+             "I could not tell from the docs.\n" + SCRIPT, ()),
+        ],
+        [
+            ("dcp.load returns a corrupted optimizer state after resharding",
+             "After resharding, the checkpoint is corrupted: two shards of the optimizer state hold zeros. Is there "
+             "a way to repair it?\n" + SCRIPT, ()),
+            ("all_reduce after the first epoch",
+             "Why does the all_reduce hang on two nodes after the first epoch? It never returns.\n" + SCRIPT, ()),
+        ],
+    ),
+    "setting": (
+        [
+            ("Initialisation and steady state fail differently",
+             "The default NCCL watchdog timeout of 30 minutes is longer than the store timeout of 5 minutes, so "
+             "initialisation and steady state fail differently.\n" + SCRIPT, ()),
+        ],
+        [
+            ("all_reduce waits until the NCCL watchdog timeout on two nodes",
+             "The all_reduce hangs on two nodes until the default NCCL watchdog timeout of 30 minutes fires.\n"
+             + SCRIPT, ()),
+        ],
+    ),
     "attribution": (
         [
             ("Segfault in allreduce with our registered backend",
@@ -78,6 +130,15 @@ TABLE: dict[str, tuple[list[tuple], list[tuple]]] = {
             ("all_gather_object hangs after evaluation on 2 nodes",
              "After evaluation the job hangs forever in all_gather_object.\n" + SCRIPT,
              ("You were right: only rank 0 calls all_gather_object in our code. My mistake.",)),
+            ("torchrun's failure summary has no traceback with --redirects",
+             "When one of my workers dies (this time it was my own bug: a KeyError in the config, so rank 2 crashed "
+             "in the all_reduce) the summary shows no traceback.\n" + SCRIPT, ()),
+            ("Out-of-tree c10d backend: gaps we hit",
+             "Our backend segfaulted at shutdown because our Work objects outlived it; that one was our bug (we held "
+             "a raw pointer), fixed on our side.\n" + SCRIPT, ()),
+            ("Two nodes sat in the all_reduce for 30 minutes",
+             "My bad: only rank 0 called all_reduce, so the job hung on two nodes until the timeout.\n" + SCRIPT,
+             ()),
         ],
         [
             ("Segfault in allreduce with the NCCL backend",
@@ -86,6 +147,9 @@ TABLE: dict[str, tuple[list[tuple], list[tuple]]] = {
             ("all_gather_object hangs after evaluation on 2 nodes",
              "After evaluation the job hangs forever in all_gather_object on every rank.\n" + SCRIPT,
              ("Every rank calls it; I checked with TORCH_DISTRIBUTED_DEBUG=DETAIL.",)),
+            ("Rank 2 segfaults in the all_reduce with the NCCL backend",
+             "Rank 2 dies with a segmentation fault in the all_reduce; our bug tracker has the core dump.\n"
+             + SCRIPT, ()),
         ],
     ),
     "scope": (
@@ -139,6 +203,9 @@ TABLE: dict[str, tuple[list[tuple], list[tuple]]] = {
              "The collective itself is fine; only the printed output in the docs example is wrong for rank 1.", ()),
             ("[docs] all_gather example shows the wrong values",
              "The docstring example shows the wrong output values after all_gather.", ()),
+            ("all_gather example output",
+             "The last lines are wrong: both ranks end with their own tensor twice. The collective is correct, only "
+             "the printed output in the example is wrong.", ()),
         ],
         [
             ("reduce_scatter_tensor returns the wrong values for rank 1",
@@ -169,4 +236,4 @@ def test_controls_the_fact_is_still_flagged(name, index):
 def test_every_class_has_rows_and_controls():
     assert all(rows and controls for rows, controls in TABLE.values())
     assert {"negation", "hypothetical", "attribution", "scope", "count-vs-version", "quantifier",
-            "wrong-object"} <= set(TABLE)
+            "wrong-object", "belief", "yes-no-question", "setting"} <= set(TABLE)

@@ -27,10 +27,13 @@ MODIFIERS = compile_modifiers({
                  "stop": r"[,;]|(?:^|[^a-z])(?:but)(?:[^a-z]|$)"},
     "hypothetical": {"factor": 0.5, "window": 40, "before": r"(?:^|[^a-z])(if|would)(?:[^a-z]|$)", "stop": ","},
     "attribution": {"factor": 0, "anywhere": r"(?:^|[^a-z])(my (?:own )?mistake|our own kernel)(?:[^a-z]|$)"},
+    # a yes/no question, from its verb to its question mark
+    "asked": {"factor": 0, "within": r"(?:^|[.!?] |\n)((?:is|does) the [^.!?\n]{0,80}\?)"},
 }, where="test")
 SLOTS = compile_slots({
     "blocks": r"(?:^|[^a-z0-9])(hangs?|hung|stalls?)(?:[^a-z0-9]|$)",
     "thing": r"(?:^|[^a-z0-9])(barrier|all_reduce|nccl)(?:[^a-z0-9]|$)",
+    "nodes": r"(?:^|[^a-z0-9])(multi[- ]?node|two nodes)(?:[^a-z0-9]|$)",
 }, where="test")
 WEIGHTS = {"title": 3.0, "prose": 1.0, "comment": 0.6, "error": 2.0, "code": 1.5, "frame": 1.0, "environment": 0.0}
 EVERY = ["negation", "hypothetical", "attribution"]
@@ -116,6 +119,43 @@ def test_controls_attribution_needs_the_reporters_words():
     assert frame_points("The barrier hangs on two nodes.", comment="Is it your own kernel?") == 3
     # a log is not what the reporter says: an `anywhere` cue is read in the title, description and comments only
     assert frame_points("The barrier hangs on two nodes.", code="print('my mistake')") == 3
+
+
+# --- within: a yes/no question -------------------------------------------------------------------------------------
+
+
+def test_a_within_cue_governs_what_lies_inside_its_span():
+    asked = hang_frame(mind=["asked"])
+    assert frame_points("Is the barrier hung, or is my launcher wrong?", asked) == 0
+    assert frame_points("Does the barrier hang for you too?", asked) == 0
+
+
+def test_controls_a_within_cue_governs_nothing_outside_its_span():
+    asked = hang_frame(mind=["asked"])
+    assert frame_points("The barrier hangs. Is the launcher wrong?", asked) == 3  # another sentence
+    assert frame_points("Why does the barrier hang?", asked) == 3  # not a span of the cue: it presupposes the hang
+    assert frame_points("Is the barrier hung, or is my launcher wrong?", hang_frame(mind=["negation"])) == 3
+
+
+# --- slots required or excluded anywhere in the issue -----------------------------------------------------------
+
+
+def besides_frame(key: str, mind=("negation",)):
+    return compile_frame({"id": "hang", "all": ["blocks", "thing"], key: ["nodes"], "weight": 3, "mind": list(mind)},
+                         SLOTS, where="test", modifiers=MODIFIERS)
+
+
+def test_a_denied_slot_is_not_said_in_the_issue():
+    """`none_in_issue` and `also_in_issue` read the slot where it is said, not where it is denied."""
+    assert frame_points("The barrier hangs. Not multi-node or anything, one box.", besides_frame("none_in_issue")) == 3
+    assert frame_points("The barrier hangs. Not multi-node or anything, one box.", besides_frame("also_in_issue")) == 0
+
+
+def test_controls_a_slot_said_once_is_said():
+    assert frame_points("The barrier hangs. It is multi-node.", besides_frame("none_in_issue")) == 0
+    assert frame_points("The barrier hangs. Not one node but two nodes.", besides_frame("also_in_issue")) == 3
+    # a frame that minds nothing reads every mention
+    assert frame_points("The barrier hangs. Not multi-node.", besides_frame("none_in_issue", mind=())) == 0
 
 
 # --- signals ----------------------------------------------------------------------------------------------------

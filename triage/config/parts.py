@@ -58,7 +58,7 @@ def slot_sources(data: dict, section: str = "high_priority") -> dict[str, object
 
 
 SLOTS_PATH = ("high_priority", "slots")
-MODIFIER_PATTERNS = ("before", "after", "stop", "anywhere")  # a modifier's keys that hold patterns
+MODIFIER_PATTERNS = ("before", "after", "stop", "anywhere", "within")  # a modifier's keys that hold patterns
 # The sections with a slot vocabulary of their own: each one's frames name its own slots (step 4's frames read
 # `types.slots`, step 5's `high_priority.slots`); a frame anywhere else reads step 5's.
 SLOT_SECTIONS = ("high_priority", "types")

@@ -95,6 +95,7 @@ class HighPriority:
     request_weight: float = 0.0
     slots: dict[str, Pattern] = field(default_factory=dict)  # the frames' vocabulary: slot name -> pattern
     counter_frames: tuple[Frame, ...] = ()
+    locations: dict[str, float] = field(default_factory=dict)  # step 5's own location weights, over `locations`
 
     @property
     def frames(self) -> tuple[Frame, ...]:
@@ -278,6 +279,7 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
             request_weight=float(counter.get("request_weight", 0)),
             slots=slots,
             counter_frames=frames(counter.get("frames", []), slots, "high_priority/counter_evidence"),
+            locations={k: float(v) for k, v in (raw.get("locations") or {}).items()},
         )
 
     def declared(raw: dict | None) -> Declared | None:

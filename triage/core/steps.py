@@ -326,16 +326,16 @@ def step5_high_priority(analysis: Analysis, rubric: Rubric, labels: LabelSet, ty
     `Plan.high_priority_score`) so that another threshold can be measured. (A flag a person already dismissed is
     the procedure's rule, for every planner: `triage.core.procedure`.)"""
     hp = rubric.high_priority
+    weights = {**rubric.locations, **hp.locations}  # step 5's own weights: a fact told in a comment is a fact
     slots = read_slots(hp.slots, analysis.doc, plan=reads(hp.frames))  # each slot class, by sentence: read once
     scored = []
     for criterion in hp.criteria:
-        points, found = score(criterion.signals, analysis.doc, rubric.locations)
-        # Signals and frames read the same statement two ways: the criterion counts the stronger reading, once.
-        framed, framed_ev = score_frames(criterion.frames, slots, rubric.locations)
-        scored.append((max(points, framed), criterion.name, found + framed_ev))
+        _, found = score(criterion.signals, analysis.doc, weights)
+        _, framed_ev = score_frames(criterion.frames, slots, weights)
+        scored.append((_criterion_points(found, framed_ev), criterion.name, found + framed_ev))
     best_points, best_name, best_ev = max(scored, key=lambda item: item[0])  # ties: the rubric's order
-    against, against_ev = score(hp.counter, analysis.doc, rubric.locations)
-    framed, framed_ev = score_frames(hp.counter_frames, slots, rubric.locations)
+    against, against_ev = score(hp.counter, analysis.doc, weights)
+    framed, framed_ev = score_frames(hp.counter_frames, slots, weights)
     against, against_ev = against + framed, against_ev + framed_ev
     if hp.request_weight and types.decision in (TypeKind.FEATURE, TypeKind.ENHANCEMENT):
         against += hp.request_weight
@@ -354,6 +354,14 @@ def step5_high_priority(analysis: Analysis, rubric: Rubric, labels: LabelSet, ty
     return StepResult(5, Flag.FLAG, (labels.review,), evidence=evidence, score=total, criteria=(best_name,),
                       reason=f"step 5: possibly high priority — {best_name} (score {total:g}; {detail}) "
                              "— a human must look first")
+
+
+def _criterion_points(signal_ev: list[Evidence], frame_ev: list[Evidence]) -> float:
+    """One criterion's score. Signals and frames read the same statement two ways: the stronger positive reading
+    counts, once. Counter-evidence of either kind ("nothing is corrupted") always counts against it."""
+    signals = sum(e.points for e in signal_ev if e.points > 0)
+    frames = max((e.points for e in frame_ev if e.points > 0), default=0.0)
+    return max(signals, frames) + sum(e.points for e in signal_ev + frame_ev if e.points < 0)
 
 
 # --- step 6: missing reproduction -------------------------------------------------------------------

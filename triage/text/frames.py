@@ -8,9 +8,11 @@ frame names the slots that must all occur in one sentence (`all`), and optionall
 that sentence (`none`, e.g. an exception for "silently wrong"), or anywhere in the issue (`none_in_issue`: "the
 job crashes" said of a traceback that ends in a ValueError is a loud failure, not a crash), and slots that must
 occur somewhere in the issue besides (`also_in_issue`: a hang is a multi-node hang only where several nodes or
-processes are named). A frame that minds modifiers (`mind: [negation, hypothetical, attribution]`,
-`triage.text.modifiers`) reads its first slot as the statement's head: in each sentence, the head's match that the
-modifiers' cues govern least counts, and the frame keeps that share of its weight ("does not hang" voids a hang).
+processes are named); a slot there counts where it is said, not where it is denied or supposed (the frame's
+modifiers: "not multi node or anything fancy" names no nodes). A frame that minds modifiers (`mind: [negation,
+hypothetical, attribution]`, `triage.text.modifiers`) reads its first slot as the statement's head: in each
+sentence, the head's match that the modifiers' cues govern least counts, and the frame keeps that share of its
+weight ("does not hang" voids a hang).
 
 Units: every sentence of every location (a sentence ends at `.`/`!`/`?` followed by a space or the end, or at a
 line end), plus the *lead*: the title and the first sentence of the description read as one sentence, because
@@ -113,6 +115,19 @@ class SlotHits:
     def anywhere(self, slot: str) -> bool:
         return any(slot in found for found in self.hits.values())
 
+    def said(self, slot: str, mind: tuple[Modifier, ...]) -> bool:
+        """Does the issue say the slot's words, other than denied or supposed ("not multi node or anything fancy"
+        names no nodes)? A match the modifiers void does not count; without modifiers, any match does."""
+        if not mind or self.doc is None:
+            return self.anywhere(slot)
+        for location, found in self.hits.items():
+            if location == LEAD or slot not in found:  # the lead repeats the title and the prose
+                continue
+            for sentence in found[slot]:
+                if governed_factor(self.doc.cues, mind, location, self.all_in(location, slot, sentence))[1] > 0:
+                    return True
+        return False
+
 
 def _starts(encoded: bytes) -> list[int]:
     """Byte offsets where each sentence starts (sentence 0 starts at 0); the scan is shared (`sentence_ends`)."""
@@ -138,7 +153,8 @@ def _slot_sentences(pattern: Pattern, encoded: bytes, starts,
 def _lead(doc: Document) -> bytes:
     prose = doc.encoded("prose")
     first = _BOUNDARY.regex.search(prose)
-    head = prose[: first.start()] if first else prose
+    # The sentence with its own end mark: a question keeps its "?" (a yes/no question's cue spans up to it).
+    head = prose[: first.end()].rstrip() if first else prose
     return doc.encoded("title").replace(b"\n", b" ") + b" \xe2\x80\x94 " + head
 
 
@@ -259,9 +275,9 @@ def _least_governed(frame: Frame, hits: SlotHits, location: str, sentences: list
 def match_frame(frame: Frame, hits: SlotHits, location_weights: dict[str, float]) -> Evidence | None:
     """One piece of evidence for a frame: in the location where it weighs most (a frame counts once)."""
     best: Evidence | None = None
-    if any(hits.anywhere(name) for name in frame.unless_anywhere):
+    if any(hits.said(name, frame.mind) for name in frame.unless_anywhere):
         return None
-    if not all(hits.anywhere(name) for name in frame.also_anywhere):
+    if not all(hits.said(name, frame.mind) for name in frame.also_anywhere):
         return None
     places = list(frame.locations)
     if "title" in places or "prose" in places:

@@ -12,7 +12,10 @@ What a cue governs (the scoping rule, code, the same for every modifier):
   "does not hang" and "without FSDP" are negations; "no error, but it hangs" is not one of the hang;
 - an `after` cue governs the words before it, by the same rule mirrored: "a hang was never observed";
 - an `anywhere` cue governs every match in the issue, wherever it is said (title, description, comments): the
-  reporter who writes "it is our backend bug" in a later comment has withdrawn the crash of the first post.
+  reporter who writes "it is our backend bug" in a later comment has withdrawn the crash of the first post;
+- a `within` cue governs every match inside its own words: its pattern spans a whole construction, e.g. a yes/no
+  question from its auxiliary verb to its question mark ("Is the checkpoint corrupted, or do I need ...?" asks
+  whether it is corrupted; it does not say so). Its reach is the pattern's own: no window, no stops.
 A sentence ends at `.`/`!`/`?` followed by a space or the end, or at a line end (as for frames). Only the cue
 nearest to the match on each side is read: a farther one is farther from it and has the same stops in between.
 
@@ -54,6 +57,7 @@ class Modifier:
     after: Pattern | None = None
     stop: Pattern | None = None
     anywhere: Pattern | None = None
+    within: Pattern | None = None
 
 
 def compile_modifiers(raw: Mapping[str, Any] | None, *, where: str) -> dict[str, Modifier]:
@@ -61,7 +65,7 @@ def compile_modifiers(raw: Mapping[str, Any] | None, *, where: str) -> dict[str,
     out = {}
     for name, spec in (raw or {}).items():
         patterns = {}
-        for key in ("before", "after", "stop", "anywhere"):
+        for key in ("before", "after", "stop", "anywhere", "within"):
             if spec.get(key):
                 try:
                     patterns[key] = compile_pattern(spec[key], case_sensitive=False)
@@ -82,15 +86,21 @@ def resolve(names, modifiers: Mapping[str, Modifier], *, where: str, owner: str)
 
 
 class _Cues:
-    """One modifier's cues in one text: where `before` cues end, where `after` cues start, where reach stops."""
+    """One modifier's cues in one text: where `before` cues end, where `after` cues start, where reach stops, and
+    the spans of `within` cues (in order, not overlapping: RE2 finds them left to right)."""
 
     def __init__(self, modifier: Modifier, text: bytes):
         self.before_ends = _positions(modifier.before, text, end=True)
         self.after_starts = _positions(modifier.after, text, end=False)
         self.stops = sorted(_positions(modifier.stop, text, end=False) + [end - 1 for end in sentence_ends(text)]) \
             if self.before_ends or self.after_starts else []
+        spans = _spans(modifier.within, text)
+        self.within_starts, self.within_ends = [s for s, _ in spans], [e for _, e in spans]
 
     def governs(self, start: int, end: int, window: int) -> bool:
+        found = bisect_right(self.within_starts, start) - 1
+        if found >= 0 and self.within_ends[found] >= end:
+            return True
         found = bisect_right(self.before_ends, start) - 1
         if found >= 0 and start - self.before_ends[found] <= window \
                 and not self._stopped(self.before_ends[found], start):
@@ -110,6 +120,18 @@ def sentence_ends(text: bytes) -> tuple[int, ...]:
     """Where each sentence boundary ends (the next sentence starts there): one scan of a text, shared by the frames'
     sentence numbers and every modifier's reach. (A text of 64 KB of newlines has 65,536 of them.)"""
     return tuple(found.end() for found in SENTENCE_END.regex.finditer(text))
+
+
+def _spans(pattern: Pattern | None, text: bytes) -> list[tuple[int, int]]:
+    if pattern is None:
+        return []
+    out = []
+    for count, found in enumerate(pattern.regex.finditer(text)):
+        if count >= MAX_CUES:
+            break
+        group = evidence_group(found)
+        out.append((found.start(group), found.end(group)))
+    return out
 
 
 def _positions(pattern: Pattern | None, text: bytes, *, end: bool) -> list[int]:
@@ -153,7 +175,7 @@ class CueIndex:
     def _governs(self, modifier: Modifier, key: str, start: int, end: int, text: bytes | None) -> bool:
         if modifier.anywhere is not None and self._said_anywhere(modifier):
             return True
-        if modifier.before is None and modifier.after is None:
+        if modifier.before is None and modifier.after is None and modifier.within is None:
             return False
         cues = self._cues.get((modifier.name, key))
         if cues is None:

@@ -157,6 +157,9 @@ TABLE: dict[str, tuple[list[tuple], list[tuple]]] = {
             ("barrier never returns with gloo on Windows",
              "On my laptop with two processes the gloo barrier blocks forever; I have no other machine.\n" + SCRIPT,
              ()),
+            ("Training hangs at the first forward with 2x RTX 3090",
+             "Hobbyist with a home rig here; torchrun with two processes, and the first all_gather hangs until the "
+             "NCCL timeout.\n" + SCRIPT, ()),
             ("NaN loss with GradScaler",
              "One GPU (A10), fp16 autocast with GradScaler. After some thousand steps the loss is wrong: nan, "
              "silently, with no warning.\n" + SCRIPT, ()),

@@ -58,6 +58,10 @@ class Declared:
     max_run_score: float
     outweighed: float
     locations: tuple[str, ...]
+    # The reporter's experiment: the failure outlives the distributed code ("removed DDP, same assert"). It adds to
+    # the declaration and stands whatever code the issue shows (that code is what was removed).
+    experiments: tuple[Signal, ...] = ()
+    weights: dict[str, float] = field(default_factory=dict)  # its own location weights, over `locations`
 
 
 @dataclass(frozen=True)
@@ -269,7 +273,10 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
         if not raw:
             return None
         return Declared(Check(float(raw["min_score"]), signals(raw["signals"], "not_distributed/declared")),
-                        float(raw["max_run_score"]), float(raw["outweighed"]), tuple(raw["in"]))
+                        float(raw["max_run_score"]), float(raw["outweighed"]), tuple(raw["in"]),
+                        signals((raw.get("experiments") or {}).get("signals", []),
+                                "not_distributed/declared/experiments"),
+                        {k: float(v) for k, v in (raw.get("locations") or {}).items()})
 
     topics = tuple(
         Topic(name, spec.get("label"), spec.get("route"), signals(spec["signals"], f"topics/{name}"))

@@ -138,7 +138,7 @@ def step1_not_distributed(analysis: Analysis, rubric: Rubric, labels: LabelSet, 
     words = queue_words(rubric.words, labels.queue_label)
     trapped, trap_score, trap_evidence = passes(rubric.not_distributed, analysis, rubric)
     declared = rubric.declared_not_distributed
-    said, said_score, said_evidence = passes(declared.check, analysis, rubric) if declared else (False, 0.0, [])
+    said, said_score, said_evidence, tried = _declared(declared, analysis, rubric)
     dist, rest = analysis.distributed_score, analysis
     if trapped or said:
         # What the trap itself matched is not the queue's evidence: `undefined symbol: ncclX` at
@@ -153,7 +153,7 @@ def step1_not_distributed(analysis: Analysis, rubric: Rubric, labels: LabelSet, 
                     f"{words.queue} evidence only {dist:g}"),
         )
     run = _evidence_in(rest, declared.locations) if declared else 0.0
-    if said and run <= declared.max_run_score and dist < declared.outweighed * said_score:  # type: ignore[union-attr]
+    if said and (run <= declared.max_run_score or tried) and dist < declared.outweighed * said_score:  # type: ignore[union-attr]
         return StepResult(
             1, Distributed.NO, (labels.review, labels.marker), comment=template, stop=True,
             evidence=tuple(said_evidence), score=said_score,
@@ -169,6 +169,19 @@ def step1_not_distributed(analysis: Analysis, rubric: Rubric, labels: LabelSet, 
         return StepResult(1, Distributed.YES, score=dist,
                           reason="step 1: no evidence either way; kept in the queue (only a matched trap sends an issue away)")
     return StepResult(1, Distributed.YES, score=dist, reason=f"step 1: {words.queue} (evidence {dist:g})")
+
+
+def _declared(declared, analysis: Analysis, rubric: Rubric) -> tuple[bool, float, list[Evidence], bool]:
+    """The reporter's word that no distributed code is involved: (said, score, evidence, tried). Statements and
+    experiments add up; `tried` is an experiment alone reaching the declaration's score (the failure outlived the
+    distributed code that the issue's script shows, so that script is no counter-evidence)."""
+    if not declared:
+        return False, 0.0, [], False
+    weights = {**rubric.locations, **declared.weights}
+    said_score, evidence = score(declared.check.signals, analysis.doc, weights)
+    tried_score, tried_ev = score(declared.experiments, analysis.doc, weights)
+    total, minimum = said_score + tried_score, declared.check.min_score
+    return total >= minimum and total > 0, total, evidence + tried_ev, tried_score > 0 and tried_score >= minimum
 
 
 def _evidence_in(analysis: Analysis, locations: tuple[str, ...]) -> float:

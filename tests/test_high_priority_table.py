@@ -269,3 +269,25 @@ def test_the_table_covers_every_criterion_several_times():
     assert set(MEETS) == names
     assert all(len(rows) >= 3 for rows in MEETS.values())
     assert sum(len(rows) >= 4 for rows in MEETS.values()) >= 5
+
+
+# The fact that meets a criterion, told in a later comment (the bundled rubric weighs a comment like the
+# description at step 5); each with the same comment as a question, which meets nothing.
+IN_A_COMMENT = [
+    ("regression", "DeviceMesh slicing a sliced mesh raises KeyError",
+     "Slicing the 2-D mesh again fails.\n" + SCRIPT,
+     "It works on 2.4.1 with the same script; it broke after the upgrade to 2.5.1.",
+     "Did it work on 2.4.1 with the same script, or is this new code?"),
+    ("silent_correctness", "all_gather_into_tensor with a subgroup",
+     "We gather activations over a subgroup of two ranks.\n" + SCRIPT,
+     "Checked again: the gathered values are wrong on rank 1, and no error is raised.",
+     "Are the gathered values wrong on rank 1 for you too, or only on our cluster?"),
+]
+
+
+@pytest.mark.parametrize("criterion,title,body,fact,question", IN_A_COMMENT, ids=[r[0] for r in IN_A_COMMENT])
+def test_a_fact_told_in_a_comment_meets_the_criterion(criterion, title, body, fact, question):
+    plan = plan_for(title, body, comments=[fact])
+    assert flagged(plan) and plan.step(5).reason.startswith(f"step 5: possibly high priority — {criterion} "), \
+        plan.step(5).reason
+    assert not flagged(plan_for(title, body, comments=[question]))

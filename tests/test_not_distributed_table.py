@@ -45,6 +45,10 @@ AWAY: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "install-question": (
         "Which pytorch wheel for a cluster whose driver is CUDA 12.2?",
         "We want to run distributed training later; which binary should we install for this driver?", ()),
+    # One GPU named and nothing distributed anywhere: a weak trap is enough.
+    "one-gpu-and-nothing-else": (
+        "Loss turns NaN after some thousand steps with fp16",
+        "One GPU (A10), fp16 autocast with GradScaler. After 6k steps the loss is nan with no error.", ()),
     # The reporter's own word, in the ways people say it.
     "nothing-written-yet": (
         "libtorch_cuda.so: undefined symbol ncclMemAlloc right after installing",
@@ -97,6 +101,9 @@ KEPT: dict[str, tuple[str, str, tuple[str, ...]]] = {
         "Loss diverges with DDP and gradient accumulation",
         "The loss diverges after a few hundred steps.\n" + DIST_SCRIPT,
         ("I removed DDP and ran on one GPU: the loss is fine, so it is the sync.",)),
+    "one-gpu-per-rank": (  # the same words, with the distributed run named
+        "Loss turns NaN after some thousand steps with fp16",
+        "One GPU per rank, 8 ranks with DDP, fp16 autocast with GradScaler. After 6k steps the loss is nan.", ()),
     "asked-not-told": (  # a maintainer's question is not the reporter's finding
         "all_gather hangs on two nodes",
         "The all_gather hangs after an hour on two nodes.",

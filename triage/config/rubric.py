@@ -134,6 +134,8 @@ class Rubric:
     # Negation, hypothetical, attribution... (rubric `modifiers:`): signals and frames that mind them hold them.
     modifiers: dict[str, Modifier] = field(default_factory=dict)
     declared_not_distributed: Declared | None = None  # step 1: `not_distributed.declared`
+    # Step 1: with no distributed evidence at all, a trap this strong is enough (None: `min_trap_score` always).
+    min_trap_score_unopposed: float | None = None
     # Step 4's slot classes (`types.slots`): the vocabulary of the request, feature and enhancement frames.
     type_slots: dict[str, Pattern] = field(default_factory=dict)
 
@@ -332,6 +334,8 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
         words=dict(data.get("words") or {}),
         modifiers=modifiers,
         declared_not_distributed=declared(nd.get("declared")),
+        min_trap_score_unopposed=(float(nd["min_trap_score_unopposed"]) if "min_trap_score_unopposed" in nd
+                                  else None),
         type_slots=type_slots,
     )
 

@@ -145,6 +145,8 @@ def step1_not_distributed(analysis: Analysis, rubric: Rubric, labels: LabelSet, 
         # `import torch` names NCCL, yet it is a packaging problem. Score again without it.
         rest = score_topics(analysis.doc.without([e.text for e in trap_evidence + said_evidence]), rubric)
         dist = rest.distributed_score
+    if not trapped and dist <= 0 and rubric.min_trap_score_unopposed is not None:
+        trapped = trap_score >= rubric.min_trap_score_unopposed  # a single GPU said, and nothing distributed at all
     if trapped and dist <= rubric.max_distributed_score:
         return StepResult(
             1, Distributed.NO, (labels.review, labels.marker), comment=template, stop=True,

@@ -95,6 +95,8 @@ TABLE: dict[str, tuple[list[tuple], list[tuple]]] = {
             ("dcp.load fails after resharding from 16 to 8 GPUs: missing optimizer key",
              "Loading the optimizer state raises a missing key error. Is the checkpoint corrupted, or do I need to "
              "convert the optimizer state when the number of GPUs changes?\n" + SCRIPT, ()),
+            ("DDP buffers differ across ranks with broadcast_buffers=False, is that expected?",
+             "With broadcast_buffers=False the running stats of BatchNorm differ between the ranks.\n" + SCRIPT, ()),
             ("Gradient sync question for no_sync",
              "Does the gradient of the last micro-batch get dropped when no_sync wraps every step but the last? "
              "I could not tell from the docs.\n" + SCRIPT, ()),
@@ -105,6 +107,10 @@ TABLE: dict[str, tuple[list[tuple], list[tuple]]] = {
              "a way to repair it?\n" + SCRIPT, ()),
             ("all_reduce after the first epoch",
              "Why does the all_reduce hang on two nodes after the first epoch? It never returns.\n" + SCRIPT, ()),
+            # a report that only ends with a question mark tells what happened
+            ("all_reduce AVG on a subgroup of 2 divides by the world size (4) instead of 2?",
+             "With a new_group of two ranks, ReduceOp.AVG returns the sum divided by 4: the averaged values are "
+             "wrong, and nothing is raised.\n" + SCRIPT, ()),
         ],
     ),
     "setting": (
@@ -136,6 +142,9 @@ TABLE: dict[str, tuple[list[tuple], list[tuple]]] = {
             ("Out-of-tree c10d backend: gaps we hit",
              "Our backend segfaulted at shutdown because our Work objects outlived it; that one was our bug (we held "
              "a raw pointer), fixed on our side.\n" + SCRIPT, ()),
+            ("Segfault with fully_shard and my fused Triton kernel",
+             "The process dies with a segmentation fault in the first forward. With gdb: it's dying inside my "
+             "launcher where I compute raw pointers from data_ptr() by hand.\n" + SCRIPT, ()),
             ("Two nodes sat in the all_reduce for 30 minutes",
              "My bad: only rank 0 called all_reduce, so the job hung on two nodes until the timeout.\n" + SCRIPT,
              ()),

@@ -169,6 +169,8 @@ TABLE: dict[str, tuple[list[tuple], list[tuple]]] = {
             ("Training hangs at the first forward with 2x RTX 3090",
              "Hobbyist with a home rig here; torchrun with two processes, and the first all_gather hangs until the "
              "NCCL timeout.\n" + SCRIPT, ()),
+            ("sharding_strategy is ignored by FSDP when a process group of size 1 is passed in",
+             "FSDP falls back to NO_SHARD without saying so.\n" + SCRIPT, ()),
             ("NaN loss with GradScaler",
              "One GPU (A10), fp16 autocast with GradScaler. After some thousand steps the loss is wrong: nan, "
              "silently, with no warning.\n" + SCRIPT, ()),
@@ -178,6 +180,8 @@ TABLE: dict[str, tuple[list[tuple], list[tuple]]] = {
              "With two machines over TCP the gloo barrier blocks forever.\n" + SCRIPT, ()),
             ("all_reduce hangs on 2 nodes, fine on one machine",
              "The same script works on one machine and hangs in the first all_reduce on two nodes.\n" + SCRIPT, ()),
+            ("barrier with world_size=1 works, with two nodes it hangs",
+             "With world_size=1 it works; with two ranks on two nodes the barrier hangs forever.\n" + SCRIPT, ()),
             ("FSDP loss differs from the single-GPU run",
              "With FSDP the loss after 100 steps differs from the single-GPU reference by 20%, with no error.\n"
              + SCRIPT, ()),
@@ -218,6 +222,11 @@ TABLE: dict[str, tuple[list[tuple], list[tuple]]] = {
             ("all_gather example output",
              "The last lines are wrong: both ranks end with their own tensor twice. The collective is correct, only "
              "the printed output in the example is wrong.", ()),
+            # a compiler's exception makes the failure loud
+            ("DTensor parameters under compiled autograd",
+             "It looks like we are incorrectly generating the proxy for the grad input.\n```\n"
+             "torch._dynamo.exc.Unsupported: call_method GetAttrVariable(TensorVariable(), grad) add_\n```\n"
+             + SCRIPT, ()),
             # what a checkpoint costs, not what it holds
             ("DCP shards are plain bytes on shared storage",
              "Encrypting every shard ourselves after dcp.save doubles checkpoint time and needs local disk.\n"

@@ -92,6 +92,9 @@ MEETS: dict[str, list[tuple[str, str]]] = {
         ("Comm hook with static_graph", "From the second step on the grads are exactly world_size times the "
          "reference.\n" + SCRIPT),
         ("Comm hook plus no_sync: parameters silently diverge across ranks", "Found in evaluation.\n" + SCRIPT),
+        ("scatter_object_list on CPU tensors",
+         "current output:\n[tensor([2., 2.]), tensor([2., 2.])]\n\nexpected output:\n[tensor([1., 2.]), "
+         "tensor([3., 4.])]\n" + SCRIPT),
         ("Gradient accumulation with a compression hook",
          "After a few hundred steps the weights end up different on different ranks.\n" + SCRIPT),
     ],

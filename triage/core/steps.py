@@ -24,7 +24,7 @@ from triage.config.words import queue_words
 from triage.core.snapshot import IssueSnapshot
 from triage.core.vocab import SKIPPED, Confidence, Distributed, Flag, Reproduction, Role, Triaged, TypeKind
 from triage.text.document import Document, build_document
-from triage.text.frames import read_slots, reads, score_frames, sum_frames
+from triage.text.frames import read_slots, reads, score_frames, stronger_reading, sum_frames
 from triage.text.matching import Evidence, score, summarize
 
 
@@ -347,7 +347,7 @@ def step5_high_priority(analysis: Analysis, rubric: Rubric, labels: LabelSet, ty
     for criterion in hp.criteria:
         _, found = score(criterion.signals, analysis.doc, weights)
         _, framed_ev = score_frames(criterion.frames, slots, weights)
-        scored.append((_criterion_points(found, framed_ev), criterion.name, found + framed_ev))
+        scored.append((stronger_reading(found, framed_ev), criterion.name, found + framed_ev))
     best_points, best_name, best_ev = max(scored, key=lambda item: item[0])  # ties: the rubric's order
     against, against_ev = score(hp.counter, analysis.doc, weights)
     framed, framed_ev = score_frames(hp.counter_frames, slots, weights)
@@ -369,14 +369,6 @@ def step5_high_priority(analysis: Analysis, rubric: Rubric, labels: LabelSet, ty
     return StepResult(5, Flag.FLAG, (labels.review,), evidence=evidence, score=total, criteria=(best_name,),
                       reason=f"step 5: possibly high priority — {best_name} (score {total:g}; {detail}) "
                              "— a human must look first")
-
-
-def _criterion_points(signal_ev: list[Evidence], frame_ev: list[Evidence]) -> float:
-    """One criterion's score. Signals and frames read the same statement two ways: the stronger positive reading
-    counts, once. Counter-evidence of either kind ("nothing is corrupted") always counts against it."""
-    signals = sum(e.points for e in signal_ev if e.points > 0)
-    frames = max((e.points for e in frame_ev if e.points > 0), default=0.0)
-    return max(signals, frames) + sum(e.points for e in signal_ev + frame_ev if e.points < 0)
 
 
 # --- step 6: missing reproduction -------------------------------------------------------------------

@@ -145,6 +145,9 @@ TABLE: dict[str, tuple[list[tuple], list[tuple]]] = {
             ("Segfault with fully_shard and my fused Triton kernel",
              "The process dies with a segmentation fault in the first forward. With gdb: it's dying inside my "
              "launcher where I compute raw pointers from data_ptr() by hand.\n" + SCRIPT, ()),
+            ("Crash in the all_reduce with our network plugin",
+             "The segfault happens inside our own NCCL net plugin, not in PyTorch; filing it for visibility.\n"
+             + SCRIPT, ()),
             ("Two nodes sat in the all_reduce for 30 minutes",
              "My bad: only rank 0 called all_reduce, so the job hung on two nodes until the timeout.\n" + SCRIPT,
              ()),

@@ -54,6 +54,12 @@ AWAY: dict[str, tuple[str, str, tuple[str, ...]]] = {
         "libtorch_cuda.so: undefined symbol ncclMemAlloc right after installing",
         "I haven't even written any distributed code yet; python dies as soon as I import torch. NCCL is the "
         "distributed thing, so I figured this is the right place.", ()),
+    "not-using-any-of-it": (
+        "Loss NaN with bf16 autocast",
+        "Plain single-process training on one A100; I'm not using DDP or FSDP at all. The loss is NaN at step 2k.", ()),
+    "none-whatsoever": (
+        "Model gives different results on CPU and GPU",
+        "A single device comparison, no distributed training whatsoever: the logits differ in the third decimal.", ()),
     "no-distributed-clause-end": (
         "Notebook keeps grabbing the first GPU",
         "I only want to train a small model on the second card of our shared machine, no multi-GPU stuff, no "

@@ -246,6 +246,9 @@ TABLE: dict[str, tuple[list[tuple], list[tuple]]] = {
             ("dcp.load doubles the weights",
              "After dcp.load the checkpoint's weights are doubled: every value is twice the saved one.\n" + SCRIPT,
              ()),
+            ("DDP gradients wrong with the bf16 comm hook",  # a verdict on the control is no verdict on the result
+             "Without DDP the loss matches the reference, which is expected. With DDP and the bf16 hook the "
+             "gradients are wrong after step 2.\n" + SCRIPT, ()),
             ("reduce_scatter_tensor returns the wrong values for rank 1",
              "The output on rank 1 is wrong after reduce_scatter_tensor, the docs say it should hold the sum.\n"
              + SCRIPT, ()),

@@ -162,6 +162,10 @@ TABLE: dict[str, tuple[list[tuple], list[tuple]]] = {
             ("all_gather_object hangs after evaluation on 2 nodes",
              "After evaluation the job hangs forever in all_gather_object on every rank.\n" + SCRIPT,
              ("Every rank calls it; I checked with TORCH_DISTRIBUTED_DEBUG=DETAIL.",)),
+            # symptoms told in words that also attribute: a rank that never reached the barrier, a hang not in NCCL
+            ("barrier hangs on 4 nodes after a checkpoint",
+             "The job hangs on 4 nodes: one rank never reached the barrier because it is stuck in the previous "
+             "all_gather. The hang is not in NCCL but in the store.\n" + SCRIPT, ()),
             ("Rank 2 segfaults in the all_reduce with the NCCL backend",
              "Rank 2 dies with a segmentation fault in the all_reduce; our bug tracker has the core dump.\n"
              + SCRIPT, ()),

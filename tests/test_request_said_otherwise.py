@@ -337,3 +337,18 @@ def test_the_reporters_tag_of_kind_and_a_version_bump():
     bump = ("Update NCCL to 2.29 in the nightly wheels",
             "We would like the nightly wheels to ship NCCL 2.29, which has the fix for our IB adapters.")
     assert decision(*bump) == NONE, reason(*bump)
+
+
+def test_what_an_incident_cost_is_not_what_the_request_is_about():
+    """`module: performance` goes beside an enhancement about speed or memory, not beside one whose text counts the
+    hours a failure cost."""
+    incident = ("The rendezvous timeout should name the nodes that never joined",
+                "Post-mortem. Cause: our own environment, a wrong interface name on two hosts. Cost: ~3 hours of 256 "
+                "GPUs idle while we bisected the host list. The error should list the missing nodes.")
+    plan = plan_for(*incident)
+    assert plan.step(4).decision == ENHANCEMENT and PERF not in plan.add_labels, plan.step(4).reason
+    slow = ("Rendezvous takes 4 minutes on 256 nodes",
+            "Nothing fails, it is just slow: the store host is CPU bound and each round trip costs 30 ms. A "
+            "batched barrier would cut it to seconds.")
+    plan = plan_for(*slow)
+    assert plan.step(4).decision == ENHANCEMENT and PERF in plan.add_labels, plan.step(4).reason

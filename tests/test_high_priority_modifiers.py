@@ -95,6 +95,11 @@ TABLE: dict[str, tuple[list[tuple], list[tuple]]] = {
             ("dcp.load fails after resharding from 16 to 8 GPUs: missing optimizer key",
              "Loading the optimizer state raises a missing key error. Is the checkpoint corrupted, or do I need to "
              "convert the optimizer state when the number of GPUs changes?\n" + SCRIPT, ()),
+            ("DDP buffers differ across ranks with broadcast_buffers=False, is that expected?",
+             "With broadcast_buffers=False the running stats of BatchNorm differ between the ranks.\n" + SCRIPT, ()),
+            ("all_gather_object order differs between runs on 2 nodes, expected?",
+             "The order of the gathered objects on two nodes is not the same from one launch to the next.\n" + SCRIPT,
+             ()),
             ("Gradient sync question for no_sync",
              "Does the gradient of the last micro-batch get dropped when no_sync wraps every step but the last? "
              "I could not tell from the docs.\n" + SCRIPT, ()),
@@ -105,6 +110,10 @@ TABLE: dict[str, tuple[list[tuple], list[tuple]]] = {
              "a way to repair it?\n" + SCRIPT, ()),
             ("all_reduce after the first epoch",
              "Why does the all_reduce hang on two nodes after the first epoch? It never returns.\n" + SCRIPT, ()),
+            # a report that only ends with a question mark tells what happened
+            ("all_reduce AVG on a subgroup of 2 divides by the world size (4) instead of 2?",
+             "With a new_group of two ranks, ReduceOp.AVG returns the sum divided by 4: the averaged values are "
+             "wrong, and nothing is raised.\n" + SCRIPT, ()),
         ],
     ),
     "setting": (
@@ -136,6 +145,12 @@ TABLE: dict[str, tuple[list[tuple], list[tuple]]] = {
             ("Out-of-tree c10d backend: gaps we hit",
              "Our backend segfaulted at shutdown because our Work objects outlived it; that one was our bug (we held "
              "a raw pointer), fixed on our side.\n" + SCRIPT, ()),
+            ("Segfault with fully_shard and my fused Triton kernel",
+             "The process dies with a segmentation fault in the first forward. With gdb: it's dying inside my "
+             "launcher where I compute raw pointers from data_ptr() by hand.\n" + SCRIPT, ()),
+            ("Crash in the all_reduce with our network plugin",
+             "The segfault happens inside our own NCCL net plugin, not in PyTorch; filing it for visibility.\n"
+             + SCRIPT, ()),
             ("Two nodes sat in the all_reduce for 30 minutes",
              "My bad: only rank 0 called all_reduce, so the job hung on two nodes until the timeout.\n" + SCRIPT,
              ()),
@@ -147,6 +162,10 @@ TABLE: dict[str, tuple[list[tuple], list[tuple]]] = {
             ("all_gather_object hangs after evaluation on 2 nodes",
              "After evaluation the job hangs forever in all_gather_object on every rank.\n" + SCRIPT,
              ("Every rank calls it; I checked with TORCH_DISTRIBUTED_DEBUG=DETAIL.",)),
+            # symptoms told in words that also attribute: a rank that never reached the barrier, a hang not in NCCL
+            ("barrier hangs on 4 nodes after a checkpoint",
+             "The job hangs on 4 nodes: one rank never reached the barrier because it is stuck in the previous "
+             "all_gather. The hang is not in NCCL but in the store.\n" + SCRIPT, ()),
             ("Rank 2 segfaults in the all_reduce with the NCCL backend",
              "Rank 2 dies with a segmentation fault in the all_reduce; our bug tracker has the core dump.\n"
              + SCRIPT, ()),
@@ -157,6 +176,11 @@ TABLE: dict[str, tuple[list[tuple], list[tuple]]] = {
             ("barrier never returns with gloo on Windows",
              "On my laptop with two processes the gloo barrier blocks forever; I have no other machine.\n" + SCRIPT,
              ()),
+            ("Training hangs at the first forward with 2x RTX 3090",
+             "Hobbyist with a home rig here; torchrun with two processes, and the first all_gather hangs until the "
+             "NCCL timeout.\n" + SCRIPT, ()),
+            ("sharding_strategy is ignored by FSDP when a process group of size 1 is passed in",
+             "FSDP falls back to NO_SHARD without saying so.\n" + SCRIPT, ()),
             ("NaN loss with GradScaler",
              "One GPU (A10), fp16 autocast with GradScaler. After some thousand steps the loss is wrong: nan, "
              "silently, with no warning.\n" + SCRIPT, ()),
@@ -166,6 +190,8 @@ TABLE: dict[str, tuple[list[tuple], list[tuple]]] = {
              "With two machines over TCP the gloo barrier blocks forever.\n" + SCRIPT, ()),
             ("all_reduce hangs on 2 nodes, fine on one machine",
              "The same script works on one machine and hangs in the first all_reduce on two nodes.\n" + SCRIPT, ()),
+            ("barrier with world_size=1 works, with two nodes it hangs",
+             "With world_size=1 it works; with two ranks on two nodes the barrier hangs forever.\n" + SCRIPT, ()),
             ("FSDP loss differs from the single-GPU run",
              "With FSDP the loss after 100 steps differs from the single-GPU reference by 20%, with no error.\n"
              + SCRIPT, ()),
@@ -206,8 +232,30 @@ TABLE: dict[str, tuple[list[tuple], list[tuple]]] = {
             ("all_gather example output",
              "The last lines are wrong: both ranks end with their own tensor twice. The collective is correct, only "
              "the printed output in the example is wrong.", ()),
+            # the reporter's verdict that the difference is what should happen
+            ("DDP loss between 1 and 4 GPUs",
+             "The loss differs in the 4th decimal between the 1-GPU run and the 4-GPU DDP run. Probably the "
+             "reduction order; I think it's expected.\n" + SCRIPT, ()),
+            # a compiler's exception makes the failure loud
+            ("DTensor parameters under compiled autograd",
+             "It looks like we are incorrectly generating the proxy for the grad input.\n```\n"
+             "torch._dynamo.exc.Unsupported: call_method GetAttrVariable(TensorVariable(), grad) add_\n```\n"
+             + SCRIPT, ()),
+            # what a checkpoint costs, not what it holds
+            ("DCP shards are plain bytes on shared storage",
+             "Encrypting every shard ourselves after dcp.save doubles checkpoint time and needs local disk.\n"
+             + SCRIPT, ()),
         ],
         [
+            ("dcp.load doubles the weights",
+             "After dcp.load the checkpoint's weights are doubled: every value is twice the saved one.\n" + SCRIPT,
+             ()),
+            ("Reduced values on rank 1",  # trust in one's own code is no verdict on the docs
+             "I'm sure my code is correct, but the reduced values are wrong on rank 1 and nothing is raised.\n"
+             + SCRIPT, ()),
+            ("DDP gradients wrong with the bf16 comm hook",  # a verdict on the control is no verdict on the result
+             "Without DDP the loss matches the reference, which is expected. With DDP and the bf16 hook the "
+             "gradients are wrong after step 2.\n" + SCRIPT, ()),
             ("reduce_scatter_tensor returns the wrong values for rank 1",
              "The output on rank 1 is wrong after reduce_scatter_tensor, the docs say it should hold the sum.\n"
              + SCRIPT, ()),

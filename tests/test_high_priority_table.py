@@ -51,6 +51,13 @@ MEETS: dict[str, list[tuple[str, str]]] = {
          "nodes now leave.\n" + SCRIPT),
         ("P2P sends to a peer on another host",
          "Our test job trains okay on 2.5.1 and fails on the first isend since the newest nightly.\n" + SCRIPT),
+        # "anymore" carries its own denial; an older version as the fix; values told version first; a cost up.
+        ("Store clients time out with hostnames",
+         "After moving our env from torch 2.9.1 to 2.10.0, none of our multi-host jobs start anymore.\n" + SCRIPT),
+        ("Hostname rendezvous", "What makes it work again: going back to torch 2.9.1 with the same scripts.\n"
+         + SCRIPT),
+        ("DDP benchmark", "Only the wheel differs: 2.9.1 -> 412 ms/step, 2.10.0 -> 538 ms/step.\n" + SCRIPT),
+        ("DDP step time up 30% after our torch bump", "Same model, same cluster.\n" + SCRIPT),
     ],
     "silent_correctness": [
         ("all_gather_into_tensor output scrambled for non-contiguous inputs",
@@ -81,6 +88,20 @@ MEETS: dict[str, list[tuple[str, str]]] = {
         ("TP output for Colwise layers", "The sharded output is off by exactly the world size, every time.\n" + SCRIPT),
         ("ReduceOp.PRODUCT on int64 tensors", "With NCCL, PRODUCT gives the sum of the tensors on every rank.\n"
          + SCRIPT),
+        # A multiple in words; replicas that must agree and do not.
+        ("Comm hook with static_graph", "From the second step on the grads are exactly world_size times the "
+         "reference.\n" + SCRIPT),
+        ("Comm hook plus no_sync: parameters silently diverge across ranks", "Found in evaluation.\n" + SCRIPT),
+        # Another parallelism as the yardstick; one reduction given for another.
+        ("FSDP2 training drifts away", "With the same seed and data the FSDP2 loss is 0.3 higher than DDP's after 200 "
+         "steps.\n" + SCRIPT),
+        ("DDP gradients not averaged with no_sync and static_graph",
+         "After the sync step the grads are the sum, not the mean.\n" + SCRIPT),
+        ("scatter_object_list on CPU tensors",
+         "current output:\n[tensor([2., 2.]), tensor([2., 2.])]\n\nexpected output:\n[tensor([1., 2.]), "
+         "tensor([3., 4.])]\n" + SCRIPT),
+        ("Gradient accumulation with a compression hook",
+         "After a few hundred steps the weights end up different on different ranks.\n" + SCRIPT),
     ],
     "multinode_hang": [
         ("Job makes no progress after the first all_to_all on 16 nodes",
@@ -129,6 +150,9 @@ MEETS: dict[str, list[tuple[str, str]]] = {
          + SCRIPT),
         ("torch.save of a gathered state dict", "The written state dict is truncated on rank 0 for large models.\n"
          + SCRIPT),
+        # Another step's values by number.
+        ("async_save and the next optimizer step",
+         "When we load those checkpoints, a few shards hold parameters from step N+1 instead of step N.\n" + SCRIPT),
     ],
     "internal_assert": [
         ("allgather on gloo",
@@ -163,6 +187,10 @@ MEETS: dict[str, list[tuple[str, str]]] = {
          "report the same error.\n" + SCRIPT),
         ("DeviceMesh slicing", "This blocks 2.10 for every user of 2-D parallelism: slicing the mesh fails.\n"
          + SCRIPT),
+        # People counted by what they are, others with the same traceback, a confirmation in a comment.
+        ("torchrun on the lab machines", "About 60 students hit this in the first week.\n" + SCRIPT),
+        ("clip_grad_norm_ across meshes",
+         "We have 25+ reports from users and four other threads with the same traceback.\n" + SCRIPT),
     ],
 }
 
@@ -214,6 +242,8 @@ CONTROLS: dict[str, tuple[str, str]] = {
     "loss-varies-between-runs": (
         "Loss curve differs between runs with DDP", "Two runs with the same seed give slightly different curves.\n"
         + SCRIPT),
+    "an-older-version-fails-too": (
+        "reduce_scatter raises on 2.10", "Going back to torch 2.9.1 does not help: same error.\n" + SCRIPT),
     "version-in-a-plain-report": (
         "DDP raises on torch 2.5 with find_unused_parameters",
         "On torch 2.5 DDP raises when some parameters are unused.\n" + SCRIPT),
@@ -247,3 +277,25 @@ def test_the_table_covers_every_criterion_several_times():
     assert set(MEETS) == names
     assert all(len(rows) >= 3 for rows in MEETS.values())
     assert sum(len(rows) >= 4 for rows in MEETS.values()) >= 5
+
+
+# The fact that meets a criterion, told in a later comment (the bundled rubric weighs a comment like the
+# description at step 5); each with the same comment as a question, which meets nothing.
+IN_A_COMMENT = [
+    ("regression", "DeviceMesh slicing a sliced mesh raises KeyError",
+     "Slicing the 2-D mesh again fails.\n" + SCRIPT,
+     "It works on 2.4.1 with the same script; it broke after the upgrade to 2.5.1.",
+     "Did it work on 2.4.1 with the same script, or is this new code?"),
+    ("silent_correctness", "all_gather_into_tensor with a subgroup",
+     "We gather activations over a subgroup of two ranks.\n" + SCRIPT,
+     "Checked again: the gathered values are wrong on rank 1, and no error is raised.",
+     "Are the gathered values wrong on rank 1 for you too, or only on our cluster?"),
+]
+
+
+@pytest.mark.parametrize("criterion,title,body,fact,question", IN_A_COMMENT, ids=[r[0] for r in IN_A_COMMENT])
+def test_a_fact_told_in_a_comment_meets_the_criterion(criterion, title, body, fact, question):
+    plan = plan_for(title, body, comments=[fact])
+    assert flagged(plan) and plan.step(5).reason.startswith(f"step 5: possibly high priority — {criterion} "), \
+        plan.step(5).reason
+    assert not flagged(plan_for(title, body, comments=[question]))

@@ -45,6 +45,38 @@ AWAY: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "install-question": (
         "Which pytorch wheel for a cluster whose driver is CUDA 12.2?",
         "We want to run distributed training later; which binary should we install for this driver?", ()),
+    # One GPU named and nothing distributed anywhere: a weak trap is enough.
+    "one-gpu-and-nothing-else": (
+        "Loss turns NaN after some thousand steps with fp16",
+        "One GPU (A10), fp16 autocast with GradScaler. After 6k steps the loss is nan with no error.", ()),
+    # The reporter's own word, in the ways people say it.
+    "nothing-written-yet": (
+        "libtorch_cuda.so: undefined symbol ncclMemAlloc right after installing",
+        "I haven't even written any distributed code yet; python dies as soon as I import torch. NCCL is the "
+        "distributed thing, so I figured this is the right place.", ()),
+    "not-using-any-of-it": (
+        "Loss NaN with bf16 autocast",
+        "Plain single-process training on one A100; I'm not using DDP or FSDP at all. The loss is NaN at step 2k.", ()),
+    "none-whatsoever": (
+        "Model gives different results on CPU and GPU",
+        "A single device comparison, no distributed training whatsoever: the logits differ in the third decimal.", ()),
+    "no-distributed-clause-end": (
+        "Notebook keeps grabbing the first GPU",
+        "I only want to train a small model on the second card of our shared machine, no multi-GPU stuff, no "
+        "distributed. It still allocates memory on the first card.", ()),
+    "removed-ddp-same-error": (
+        "Inductor assert when compiling our DDP model",
+        "torch.compile of the DDP-wrapped model asserts on the first step.\n" + DIST_SCRIPT,
+        ("Update: I removed DDP and ran it on one GPU without init_process_group: same assert, same line.",)),
+    "question-after-the-finding": (
+        "compile crash with masked conv",
+        "I stripped it down: the crash happens on one GPU with no DDP and no process group at all, so maybe this "
+        "is more of a compiler thing?", ()),
+    "a-domain-library-problem-said": (
+        "Detection references: evaluation prints AP 0.000",
+        "Training runs with torchrun, the evaluation prints zeros. I think this is a torchvision references "
+        "problem, happy to move it to pytorch/vision.\n" + fenced("torchrun --nproc-per-node=2 train.py", "bash"),
+        ()),
 }
 
 KEPT: dict[str, tuple[str, str, tuple[str, ...]]] = {
@@ -67,6 +99,17 @@ KEPT: dict[str, tuple[str, str, tuple[str, ...]]] = {
         "Our eval runs in a single Python process, no torchrun, no process group. dcp.load of the FSDP2 "
         "checkpoint written by 64 ranks fails with a planner error; DCP should support this.\n"
         + fenced("import torch.distributed.checkpoint as dcp\ndcp.load(state_dict, checkpoint_id=path)"), ()),
+    "single-gpu-is-great": (  # "it's great" names the run that works
+        "Segfault with fully_shard and our fused RMSNorm kernel",
+        "On a single GPU without FSDP it's great, 12% faster than eager. With fully_shard the process dies with a "
+        "segmentation fault in the first forward.\n" + DIST_SCRIPT, ()),
+    "removed-ddp-and-it-works": (
+        "Loss diverges with DDP and gradient accumulation",
+        "The loss diverges after a few hundred steps.\n" + DIST_SCRIPT,
+        ("I removed DDP and ran on one GPU: the loss is fine, so it is the sync.",)),
+    "one-gpu-per-rank": (  # the same words, with the distributed run named
+        "Loss turns NaN after some thousand steps with fp16",
+        "One GPU per rank, 8 ranks with DDP, fp16 autocast with GradScaler. After 6k steps the loss is nan.", ()),
     "asked-not-told": (  # a maintainer's question is not the reporter's finding
         "all_gather hangs on two nodes",
         "The all_gather hangs after an hour on two nodes.",

@@ -115,6 +115,27 @@ def test_an_undefined_part_fails_validate_at_its_line_and_the_loader(tmp_path):
     assert "repro_words" in str(info.value) and "\n" not in str(info.value)
 
 
+def test_a_part_given_twice_is_refused_at_the_second_line(tmp_path):
+    """YAML keeps the last of two equal keys silently: a second part of the same name would replace the first in
+    every pattern that uses it, so the loader refuses the document, naming the second key's line."""
+    queue = queue_with(tmp_path, lambda d: d.setdefault("parts", {}).update(twice="abc"))
+    rubric = queue / "rubric.yaml"
+    text = rubric.read_text(encoding="utf-8")
+    at = text.index("  twice: abc\n")
+    rubric.write_text(text[:at] + "  twice: abc\n  twice: xyz\n" + text[at + len("  twice: abc\n"):], encoding="utf-8")
+    second = line_of(rubric, "twice: xyz")
+    with pytest.raises(ConfigError) as info:
+        load_bundle(queue=queue)
+    assert str(info.value).startswith(f"{rubric}:{second}:") and "'twice' is given twice" in str(info.value)
+    assert "\n" not in str(info.value)
+    run = subprocess.run([sys.executable, "-m", "triage", "validate", "--config", str(queue)], capture_output=True,
+                         text=True, cwd=ROOT)
+    assert run.returncode == 1 and f"{rubric}:{second}:" in run.stdout + run.stderr
+    # control: the same document with the key once loads
+    rubric.write_text(text, encoding="utf-8")
+    assert problems(queue) == []
+
+
 def test_a_part_that_is_half_a_pattern_is_refused_at_its_own_line(tmp_path):
     queue = queue_with(tmp_path, lambda d: d.setdefault("parts", {}).update(open_group="(?:^|x"))
     rubric = queue / "rubric.yaml"

@@ -72,6 +72,10 @@ class Declared:
     max_run_score: float
     outweighed: float
     locations: tuple[str, ...]
+    # The reporter's experiment: the failure outlives the distributed code ("removed DDP, same assert"). It adds to
+    # the declaration and stands whatever code the issue shows (that code is what was removed).
+    experiments: tuple[Signal, ...] = ()
+    weights: dict[str, float] = field(default_factory=dict)  # its own location weights, over `locations`
 
 
 @dataclass(frozen=True)
@@ -146,6 +150,8 @@ class Rubric:
     # Negation, hypothetical, attribution... (rubric `modifiers:`): signals and frames that mind them hold them.
     modifiers: dict[str, Modifier] = field(default_factory=dict)
     declared_not_distributed: Declared | None = None  # step 1: `not_distributed.declared`
+    # Step 1: with no distributed evidence at all, a trap this strong is enough (None: `min_trap_score` always).
+    min_trap_score_unopposed: float | None = None
     # Step 4's slot classes (`types.slots`): the vocabulary of the request, feature and enhancement frames.
     type_slots: dict[str, Pattern] = field(default_factory=dict)
 
@@ -286,7 +292,10 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
         if not raw:
             return None
         return Declared(Check(float(raw["min_score"]), signals(raw["signals"], "not_distributed/declared")),
-                        float(raw["max_run_score"]), float(raw["outweighed"]), tuple(raw["in"]))
+                        float(raw["max_run_score"]), float(raw["outweighed"]), tuple(raw["in"]),
+                        signals((raw.get("experiments") or {}).get("signals", []),
+                                "not_distributed/declared/experiments"),
+                        {k: float(v) for k, v in (raw.get("locations") or {}).items()})
 
     topics = tuple(
         Topic(name, spec.get("label"), spec.get("route"), signals(spec["signals"], f"topics/{name}"))
@@ -343,6 +352,8 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
         module_max_labels=int(mods.get("max_labels", DEFAULT_MODULE_MAX_LABELS)),
         modifiers=modifiers,
         declared_not_distributed=declared(nd.get("declared")),
+        min_trap_score_unopposed=(float(nd["min_trap_score_unopposed"]) if "min_trap_score_unopposed" in nd
+                                  else None),
         type_slots=type_slots,
     )
 

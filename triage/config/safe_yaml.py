@@ -93,6 +93,8 @@ def compose_yaml(text: str, file: str) -> tuple[Any, yaml.Node | None]:
     loader = _Loader(text)
     try:
         node = loader.get_single_node()
+        if node is not None:
+            _refuse_duplicate_keys(node, file)
         data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         raise _yaml_problem(exc, file) from None
@@ -101,6 +103,25 @@ def compose_yaml(text: str, file: str) -> tuple[Any, yaml.Node | None]:
     finally:
         loader.dispose()
     return data, node
+
+
+def _refuse_duplicate_keys(root: yaml.Node, file: str) -> None:
+    """A key given twice in one mapping is a mistake YAML forgives silently (the last one wins): in a rubric, a part
+    or slot defined twice replaces the first everywhere it is used. DocumentError names the second one's line."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, yaml.MappingNode):
+            seen: set[str] = set()
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode):
+                    if key.value in seen and key.value != "<<":
+                        raise DocumentError(f"{_where(file, key.start_mark)}: '{key.value}' is given twice in one "
+                                            "mapping (the second would silently replace the first)")
+                    seen.add(key.value)
+                stack.append(value)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
 
 
 def json_depth(text: str) -> tuple[int, int]:

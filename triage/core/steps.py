@@ -24,7 +24,7 @@ from triage.config.words import queue_words
 from triage.core.snapshot import IssueSnapshot
 from triage.core.vocab import SKIPPED, Confidence, Distributed, Flag, Reproduction, Role, Triaged, TypeKind
 from triage.text.document import Document, build_document
-from triage.text.frames import read_slots, reads, score_frames, sum_frames
+from triage.text.frames import read_slots, reads, score_frames, stronger_reading, sum_frames
 from triage.text.matching import Evidence, score, summarize
 
 
@@ -138,13 +138,15 @@ def step1_not_distributed(analysis: Analysis, rubric: Rubric, labels: LabelSet, 
     words = queue_words(rubric.words, labels.queue_label)
     trapped, trap_score, trap_evidence = passes(rubric.not_distributed, analysis, rubric)
     declared = rubric.declared_not_distributed
-    said, said_score, said_evidence = passes(declared.check, analysis, rubric) if declared else (False, 0.0, [])
+    said, said_score, said_evidence, tried = _declared(declared, analysis, rubric)
     dist, rest = analysis.distributed_score, analysis
     if trapped or said:
         # What the trap itself matched is not the queue's evidence: `undefined symbol: ncclX` at
         # `import torch` names NCCL, yet it is a packaging problem. Score again without it.
         rest = score_topics(analysis.doc.without([e.text for e in trap_evidence + said_evidence]), rubric)
         dist = rest.distributed_score
+    if not trapped and dist <= 0 and rubric.min_trap_score_unopposed is not None:
+        trapped = trap_score >= rubric.min_trap_score_unopposed  # a single GPU said, and nothing distributed at all
     if trapped and dist <= rubric.max_distributed_score:
         return StepResult(
             1, Distributed.NO, (labels.review, labels.marker), comment=template, stop=True,
@@ -153,7 +155,7 @@ def step1_not_distributed(analysis: Analysis, rubric: Rubric, labels: LabelSet, 
                     f"{words.queue} evidence only {dist:g}"),
         )
     run = _evidence_in(rest, declared.locations) if declared else 0.0
-    if said and run <= declared.max_run_score and dist < declared.outweighed * said_score:  # type: ignore[union-attr]
+    if said and (run <= declared.max_run_score or tried) and dist < declared.outweighed * said_score:  # type: ignore[union-attr]
         return StepResult(
             1, Distributed.NO, (labels.review, labels.marker), comment=template, stop=True,
             evidence=tuple(said_evidence), score=said_score,
@@ -169,6 +171,19 @@ def step1_not_distributed(analysis: Analysis, rubric: Rubric, labels: LabelSet, 
         return StepResult(1, Distributed.YES, score=dist,
                           reason="step 1: no evidence either way; kept in the queue (only a matched trap sends an issue away)")
     return StepResult(1, Distributed.YES, score=dist, reason=f"step 1: {words.queue} (evidence {dist:g})")
+
+
+def _declared(declared, analysis: Analysis, rubric: Rubric) -> tuple[bool, float, list[Evidence], bool]:
+    """The reporter's word that no distributed code is involved: (said, score, evidence, tried). Statements and
+    experiments add up; `tried` is an experiment alone reaching the declaration's score (the failure outlived the
+    distributed code that the issue's script shows, so that script is no counter-evidence)."""
+    if not declared:
+        return False, 0.0, [], False
+    weights = {**rubric.locations, **declared.weights}
+    said_score, evidence = score(declared.check.signals, analysis.doc, weights)
+    tried_score, tried_ev = score(declared.experiments, analysis.doc, weights)
+    total, minimum = said_score + tried_score, declared.check.min_score
+    return total >= minimum and total > 0, total, evidence + tried_ev, tried_score > 0 and tried_score >= minimum
 
 
 def _evidence_in(analysis: Analysis, locations: tuple[str, ...]) -> float:
@@ -332,7 +347,7 @@ def step5_high_priority(analysis: Analysis, rubric: Rubric, labels: LabelSet, ty
     for criterion in hp.criteria:
         _, found = score(criterion.signals, analysis.doc, weights)
         _, framed_ev = score_frames(criterion.frames, slots, weights)
-        scored.append((_criterion_points(found, framed_ev), criterion.name, found + framed_ev))
+        scored.append((stronger_reading(found, framed_ev), criterion.name, found + framed_ev))
     best_points, best_name, best_ev = max(scored, key=lambda item: item[0])  # ties: the rubric's order
     against, against_ev = score(hp.counter, analysis.doc, weights)
     framed, framed_ev = score_frames(hp.counter_frames, slots, weights)
@@ -354,14 +369,6 @@ def step5_high_priority(analysis: Analysis, rubric: Rubric, labels: LabelSet, ty
     return StepResult(5, Flag.FLAG, (labels.review,), evidence=evidence, score=total, criteria=(best_name,),
                       reason=f"step 5: possibly high priority — {best_name} (score {total:g}; {detail}) "
                              "— a human must look first")
-
-
-def _criterion_points(signal_ev: list[Evidence], frame_ev: list[Evidence]) -> float:
-    """One criterion's score. Signals and frames read the same statement two ways: the stronger positive reading
-    counts, once. Counter-evidence of either kind ("nothing is corrupted") always counts against it."""
-    signals = sum(e.points for e in signal_ev if e.points > 0)
-    frames = max((e.points for e in frame_ev if e.points > 0), default=0.0)
-    return max(signals, frames) + sum(e.points for e in signal_ev + frame_ev if e.points < 0)
 
 
 # --- step 6: missing reproduction -------------------------------------------------------------------

@@ -41,7 +41,7 @@ from triage.text.modifiers import Modifier, evidence_group, governed_factor, res
 from triage.text.patterns import Pattern, PatternError, compile_pattern, evidence_text
 
 __all__ = ["Frame", "SlotHits", "compile_frame", "compile_slots", "match_frame", "read_slots", "reads", "score_frames",
-           "sum_frames", "LEAD"]
+           "stronger_reading", "sum_frames", "LEAD"]
 
 LEAD = "lead"  # the title + the description's first sentence, one unit; weighs as prose
 MAX_HITS = 2000  # matches of one slot kept per location: real issues have a handful; hostile text, thousands
@@ -312,3 +312,12 @@ def sum_frames(frames: tuple[Frame, ...], hits: SlotHits,
     one, so each is evidence of its own, as signals are."""
     evidence = [e for e in (match_frame(f, hits, location_weights) for f in frames) if e is not None]
     return sum(e.points for e in evidence), evidence
+
+
+def stronger_reading(signal_ev: list[Evidence], frame_ev: list[Evidence]) -> float:
+    """One criterion's score from its signals' and its frames' evidence: they read the same statement two ways, so
+    the stronger positive reading counts, once; counter-evidence of either kind ("nothing is corrupted") always
+    counts against it."""
+    signals = sum(e.points for e in signal_ev if e.points > 0)
+    frames = max((e.points for e in frame_ev if e.points > 0), default=0.0)
+    return max(signals, frames) + sum(e.points for e in signal_ev + frame_ev if e.points < 0)

@@ -291,3 +291,33 @@ def test_a_failed_write_leaves_no_temporary_file(cache, monkeypatch):
     monkeypatch.setattr(compiled.os, "replace", refuse)
     assert compiled.write("0" * 64, {("a", True)}) is None
     assert list(cache.iterdir()) == []
+
+
+def test_compile_patterns_compiles_every_pattern_a_plan_may_run(cache):
+    """eval compiles the queue's patterns before it times the planner (triage.config.bundle.compile_patterns): a
+    warm load leaves each to its first use, and the first issues planned would pay for the whole queue's compile."""
+    from dataclasses import fields, is_dataclass
+
+    from triage.config.bundle import compile_patterns
+    from triage.text.patterns import Pattern
+
+    load_bundle()  # cold: compiles, and writes the compiled form
+    forget()
+    bundle = load_bundle()  # warm: RE2 compiles each pattern on its first use
+    found, stack, seen = [], [bundle.rubric], set()
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, Pattern):
+            found.append(item)
+        elif is_dataclass(item):
+            stack.extend(getattr(item, f.name) for f in fields(item))
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    assert found and any(p.compiled is None for p in found)
+    assert compile_patterns(bundle) == len(found)
+    assert all(p.compiled is not None for p in found)

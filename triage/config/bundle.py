@@ -129,6 +129,35 @@ def compile_sources(sources: QueueSources) -> Bundle:
     return Bundle(rubric, labels, templates, prompt, where[0], sources.prompt_missing)
 
 
+def compile_patterns(bundle: Bundle) -> int:
+    """Compile with RE2 now every pattern of the queue's rubric, and say how many. A compiled queue
+    (triage.config.compiled) leaves each pattern to its first use, which is right for a run that plans one issue;
+    `eval` calls this before it times the planner, so that its per-issue figure is what planning costs, not the
+    queue's one-time compile spread over the first issues."""
+    from dataclasses import fields, is_dataclass
+
+    from triage.text.patterns import Pattern
+
+    seen: set[int] = set()
+    count = 0
+    stack: list = [bundle.rubric]
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, Pattern):
+            item.regex  # noqa: B018 - compiles it (a property that compiles on first use)
+            count += 1
+        elif is_dataclass(item) and not isinstance(item, type):
+            stack.extend(getattr(item, f.name) for f in fields(item))
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            stack.extend(item)
+    return count
+
+
 @lru_cache(maxsize=8)
 def _load(rubric: Path, labels: Path, templates: Path) -> Bundle:
     return compile_sources(read_sources(rubric, labels, templates))

@@ -40,7 +40,10 @@ def test_the_gate_is_read_from_the_rubric():
     assert gate.cues and "blocking" in gate.cues and gate.request_cues == ("crash_signal",)
     assert gate.confirm_flags is True
     assert settings.on_request == ("feature", "enhancement") and settings.model_decides == (4, 5)
-    assert settings.on_request_evidence is False
+    # Requests the rubric does not see as requests are the hybrid's type misses (the model types them right when
+    # asked): measured on dev2's and set10's blind answers, asking on any request evidence raised hybrid's right type
+    # 0.860 -> 0.884 and 0.700 -> 0.900 (the model alone: 0.953 and 0.900), for 4-7 points more of issues asked.
+    assert settings.on_request_evidence is True
 
 
 def test_whenever_the_model_is_asked_it_decides_steps_4_and_5():

@@ -321,3 +321,47 @@ def test_compile_patterns_compiles_every_pattern_a_plan_may_run(cache):
     assert found and any(p.compiled is None for p in found)
     assert compile_patterns(bundle) == len(found)
     assert all(p.compiled is not None for p in found)
+
+
+def test_a_warm_load_reads_the_kept_parse_of_its_documents_not_yaml(cache, monkeypatch):
+    """rubric.yaml is a few thousand lines: parsing it with PyYAML (and checking it within safe_yaml's bounds) was
+    most of a warm load. A document whose text was parsed before, under the same code, is read back from its kept
+    parse: the same data and the same line of every key path."""
+    from triage.config import source
+
+    cold = source.load_document(bundled_queue("distributed") / "rubric.yaml")
+    parses = Counter(source.parse_document)
+    monkeypatch.setattr(source, "parse_document", parses)
+    first = compiled.load_document(bundled_queue("distributed") / "rubric.yaml")
+    assert parses.calls == 1 and sorted(cache.glob("document-*.json"))
+    again = compiled.load_document(bundled_queue("distributed") / "rubric.yaml")
+    assert parses.calls == 1  # the kept parse, not YAML
+    assert (again.data, again.marks, again.file) == (first.data, first.marks, first.file) == (
+        cold.data, cold.marks, cold.file)
+
+
+def test_a_damaged_kept_document_is_parsed_again_and_rewritten(cache, tmp_path, monkeypatch):
+    from triage.config import source
+
+    folder = tmp_path / "q"
+    shutil.copytree(bundled_queue("distributed"), folder)
+    compiled.load_document(folder / "labels.json")
+    (kept,) = cache.glob("document-*.json")
+    kept.write_text('{"format": "ptd-triage compiled queue", "version": 1, "key": "x", "data": {}, "marks": []}')
+    parses = Counter(source.parse_document)
+    monkeypatch.setattr(source, "parse_document", parses)
+    got = compiled.load_document(folder / "labels.json")
+    assert parses.calls == 1 and got.data["queue_label"] == "oncall: distributed"
+    assert json.loads(kept.read_text())["key"] != "x"  # written again, whole
+
+
+def test_an_edited_document_is_parsed_again(cache, tmp_path, monkeypatch):
+    from triage.config import source
+
+    folder = tmp_path / "q"
+    shutil.copytree(bundled_queue("distributed"), folder)
+    compiled.load_document(folder / "labels.json")
+    path = folder / "labels.json"
+    path.write_text(path.read_text(encoding="utf-8").replace("oncall: distributed", "oncall: storage", 1),
+                    encoding="utf-8")
+    assert compiled.load_document(path).data["queue_label"] == "oncall: storage"

@@ -8,7 +8,7 @@ whole is validated (`triage.config.validate`) before anything plans with it:
 
 The CLI also takes a queue folder (`--config DIR`) or single files (`--rubric/--labels/--templates`).
 
-May import: the standard library, `triage.config`.
+May import: the standard library, `triage.config`, `triage.text.patterns` (compile_patterns).
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from triage.config.compiled import compiled_form
+from triage.config.compiled import compiled_form, load_document
 from triage.config.labels import LabelsError, LabelSet, parse_labels
 from triage.config.rubric import Rubric, RubricError, compile_rubric
-from triage.config.source import SourceError, load_document
+from triage.config.source import SourceError
 from triage.config.templates import SUFFIX, Templates, TemplatesError, build_templates
 from triage.config.validate import QueueSources, check
 

@@ -9,6 +9,11 @@ every check, and each pattern's required literals (RE2 then compiles a pattern o
 still built from its own sources on every run; the file holds no rule, label or template, only the answers of the
 work it saves. The format knows nothing of a rubric's layout: a list of patterns and a verdict.
 
+A queue's documents (rubric.yaml, labels.json) are kept the same way, parsed (`load_document`): reading a rubric of
+a few thousand lines with PyYAML, and checking it within safe_yaml's bounds, took most of a warm load. A parsed
+document is keyed by a SHA-256 of its text (and of the code), and holds the data and the line of each key path
+exactly as the parser gave them; a document that is not plain JSON data is not kept.
+
 The key is a SHA-256 of everything the answers depend on: the sources' content as the loader read them (every
 document's data, every template, the prompt, whatever files they came from and however many), the code that
 checks and compiles them (`triage/config/`, `triage/text/`), the Python version (its parser reads the literals)
@@ -22,7 +27,7 @@ Where: the directory in `PTD_TRIAGE_CACHE` (`off` for none); else `ptd-triage-ca
 triage.config.precompile`, so a fresh runner starts warm), then the user's cache directory (`~/.cache/ptd-triage`).
 Nothing is written where nothing is writable; a run then compiles the queue as if there were no cache.
 
-May import: the standard library, `triage.config.safe_yaml`, `triage.config.source`, `triage.text.patterns`.
+May import: the standard library, `triage.config.source`, `triage.text.patterns`.
 """
 
 from __future__ import annotations
@@ -38,7 +43,6 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any, Iterator
 
-from triage.config.safe_yaml import DocumentError, load_json
 from triage.config.source import Located
 from triage.text import patterns
 
@@ -149,9 +153,11 @@ def read(key: str) -> list[tuple[str, bool, frozenset[str] | None]] | None:
 
 def _parse(text: str, key: str) -> list[tuple[str, bool, frozenset[str] | None]] | None:
     """The document's patterns when it is exactly what `write` writes for `key`; None for anything else."""
-    try:
-        document = load_json(text, "compiled queue", max_bytes=MAX_BYTES, max_depth=4)
-    except DocumentError:
+    if len(text) > MAX_BYTES:
+        return None
+    try:  # plain json, as for a kept document: the shape is checked below, to the last entry
+        document = json.loads(text)
+    except (ValueError, RecursionError):
         return None
     if not isinstance(document, dict) or set(document) != {"format", "version", "key", "checked", "patterns"}:
         return None
@@ -182,12 +188,17 @@ def write(key: str, used: set[tuple[str, bool]]) -> Path | None:
     text = json.dumps({"format": FORMAT, "version": VERSION, "key": key, "checked": True, "patterns": entries},
                       ensure_ascii=False, separators=(",", ":"))
     data = text.encode("utf-8")  # every pattern here compiled under RE2, which reads UTF-8: no lone surrogate
+    return _write_file(file_name(key), data, "queue-")
+
+
+def _write_file(name: str, data: bytes, prefix: str) -> Path | None:
+    """`data` as `name` in the first writable place, atomically; the path, or None. Never fails a run."""
     for place in places():
-        target = place / file_name(key)
+        target = place / name
         temporary = None
         try:
             place.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(prefix=".queue-", suffix=".tmp", dir=place)
+            handle, temporary = tempfile.mkstemp(prefix="." + prefix, suffix=".tmp", dir=place)
             with os.fdopen(handle, "wb") as out:
                 out.write(data)
             os.chmod(temporary, 0o644)  # readable by whoever runs the environment (mkstemp makes it private)
@@ -197,18 +208,81 @@ def write(key: str, used: set[tuple[str, bool]]) -> Path | None:
                 with suppress(OSError):
                     os.unlink(temporary)
             continue
-        _prune(place)
+        _prune(place, prefix)
         return target
     return None
+
+
+def load_document(path: str | Path) -> Located:
+    """`triage.config.source.load_document`, through the kept parse of the same text when there is one."""
+    from triage.config.source import SourceError, parse_document
+
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SourceError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise SourceError(f"{path}: not UTF-8 text") from None
+    file = str(path)
+    json_text = file.endswith(".json")  # read as JSON, not YAML (source.parse_document): part of the key
+    key = hashlib.sha256(f"{code_version()}\n{json_text}\n".encode() + text.encode("utf-8", "surrogatepass"))
+    key = key.hexdigest()
+    for place in places():
+        kept = _read_document(place / _document_name(key), key, file)
+        if kept is not None:
+            return kept
+    located = parse_document(text, file)
+    _write_document(key, located)
+    return located
+
+
+def _document_name(key: str) -> str:
+    return f"document-{key[:32]}.json"
+
+
+def _read_document(path: Path, key: str, file: str) -> Located | None:
+    try:
+        # Plain json: a file this module wrote into the environment (no YAML bounds to check again, and the depth
+        # scan of a large document costs what this saves); anything malformed is ignored, as every kept file is.
+        document = json.loads(path.read_bytes())
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    if not isinstance(document, dict) or set(document) != {"format", "version", "key", "data", "marks"}:
+        return None
+    if (document["format"], document["version"], document["key"]) != (FORMAT, VERSION, key):
+        return None
+    marks = document["marks"]
+    if not (isinstance(marks, list) and all(isinstance(m, list) and len(m) == 2 and isinstance(m[0], list)
+                                            and isinstance(m[1], int) for m in marks)):
+        return None
+    return Located(document["data"], file, {tuple(at): (file, line) for at, line in marks})
+
+
+def _write_document(key: str, located: Located) -> None:
+    """Keep the parse of a document whose data is plain JSON (a YAML date or a number as a key is not kept: JSON
+    would give it back as something else) and whose marks all name its own file. Never fails a run."""
+    marks = [[list(at), line] for at, (where, line) in located.marks.items() if where == located.file]
+    if len(marks) != len(located.marks):
+        return
+    try:
+        text = json.dumps({"format": FORMAT, "version": VERSION, "key": key, "data": located.data, "marks": marks},
+                          ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        if json.loads(text)["data"] != located.data or any(not all(isinstance(p, (str, int)) for p in at)
+                                                          for at, _ in marks):
+            return
+    except (TypeError, ValueError, RecursionError):
+        return
+    _write_file(_document_name(key), text.encode("utf-8", "surrogatepass"), "document-")
 
 
 def _sorted(literals: frozenset[str] | None) -> list[str] | None:
     return None if literals is None else sorted(literals)
 
 
-def _prune(place: Path) -> None:
+def _prune(place: Path, prefix: str = "queue-") -> None:
     try:
-        files = sorted(place.glob("queue-*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+        files = sorted(place.glob(prefix + "*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
         for old in files[KEEP:]:
             old.unlink()
     except OSError:

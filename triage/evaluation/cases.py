@@ -4,7 +4,8 @@ A `Case` holds the gold answer, the labels the issue had when planned, and the p
 figures compare the label state after the plan (labels it had + labels the plan adds) with the gold answer, so a
 label already present at queue time counts as the bot's answer too.
 
-May import: the standard library, `triage.planners`, `triage.evaluation.gold`, `triage.evaluation.dataset`.
+May import: the standard library, `triage.config.bundle` (the queue's patterns compiled before timing), `triage.planners`,
+`triage.evaluation.gold`, `triage.evaluation.dataset`.
 """
 
 from __future__ import annotations

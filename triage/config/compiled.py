@@ -215,15 +215,10 @@ def _write_file(name: str, data: bytes, prefix: str) -> Path | None:
 
 def load_document(path: str | Path) -> Located:
     """`triage.config.source.load_document`, through the kept parse of the same text when there is one."""
-    from triage.config.source import SourceError, parse_document
+    from triage.config.source import parse_document, read_text
 
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SourceError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    except UnicodeDecodeError:
-        raise SourceError(f"{path}: not UTF-8 text") from None
+    text = read_text(path)
     file = str(path)
     json_text = file.endswith(".json")  # read as JSON, not YAML (source.parse_document): part of the key
     key = hashlib.sha256(f"{code_version()}\n{json_text}\n".encode() + text.encode("utf-8", "surrogatepass"))

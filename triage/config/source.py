@@ -106,15 +106,19 @@ def _parse_json(text: str, file: str) -> Located:
     return Located(data, file, marks)
 
 
-def load_document(path: str | Path) -> Located:
-    path = Path(path)
+def read_text(path: Path) -> str:
+    """A configuration file's text, or a SourceError of one line."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except OSError as exc:
         raise SourceError(f"{path}: cannot read ({exc.strerror or exc})") from None
     except UnicodeDecodeError:
         raise SourceError(f"{path}: not UTF-8 text") from None
-    return parse_document(text, str(path))
+
+
+def load_document(path: str | Path) -> Located:
+    path = Path(path)
+    return parse_document(read_text(path), str(path))
 
 
 def merge(base: Located, override: Any, marks: dict[Path_, tuple[str, int]], at: Path_ = ()) -> Located:

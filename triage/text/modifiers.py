@@ -135,15 +135,7 @@ def _spans(pattern: Pattern | None, text: bytes) -> list[tuple[int, int]]:
 
 
 def _positions(pattern: Pattern | None, text: bytes, *, end: bool) -> list[int]:
-    if pattern is None:
-        return []
-    out = []
-    for count, found in enumerate(pattern.regex.finditer(text)):
-        if count >= MAX_CUES:
-            break
-        group = evidence_group(found)
-        out.append(found.end(group) if end else found.start(group))
-    return out
+    return [stop if end else start for start, stop in _spans(pattern, text)]
 
 
 def evidence_group(found) -> int:

@@ -209,15 +209,7 @@ def learn(known: Iterable[tuple[str, bool, frozenset[str] | None]]) -> None:
 def check_pattern(source: str) -> None:
     """Raise PatternError (one line) if RE2 refuses the pattern; nothing else. For a pattern that is never run on
     text by itself (a rubric part, checked on its own before it is composed), so it pays for no literal pre-check."""
-    try:
-        re2.compile("(?m)" + source, _options(True))
-    except re2.error as exc:
-        message = exc.args[0] if exc.args else "invalid pattern"
-        if isinstance(message, bytes):
-            message = message.decode("utf-8", "replace")
-        raise PatternError(" ".join(str(message).split())) from None
-    except (TypeError, UnicodeEncodeError) as exc:
-        raise PatternError(f"not a pattern ({exc})") from None
+    _re2(source, True)
 
 
 def evidence_text(found) -> str:

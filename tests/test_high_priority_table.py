@@ -196,6 +196,13 @@ MEETS: dict[str, list[tuple[str, str]]] = {
 
 # Controls: the same words, and no criterion met (or counter-evidence that the procedure gives).
 CONTROLS: dict[str, tuple[str, str]] = {
+    "quantity-correct-only-its-display-wrong": (
+        "DeviceMesh repr prints the dim names in the wrong order",
+        "The gathered values and the mesh are correct; only the printed string is wrong, which misled us while "
+        "debugging.\n" + SCRIPT),
+    "own-fix-then-runs-fine-on-a-version": (
+        "Docs example for hybrid sharding raises AttributeError",
+        "The snippet uses a misspelled enum member. After fixing the name it runs fine on torch 2.9.0.\n" + SCRIPT),
     "oom-bigger-batch": (
         "CUDA out of memory with FSDP when the batch size goes from 8 to 16",
         "With batch 8 it trains; with 16 every rank is killed.\n```\ntorch.OutOfMemoryError: CUDA out of memory. "

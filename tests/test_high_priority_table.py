@@ -104,6 +104,9 @@ MEETS: dict[str, list[tuple[str, str]]] = {
          "After a few hundred steps the weights end up different on different ranks.\n" + SCRIPT),
     ],
     "multinode_hang": [
+        # the reporter rules out the usual cause of their own making: not an attribution
+        ("NCCL watchdog timeout in reduce_scatter after hours on 8 nodes",
+         "Every rank logs the same sequence number, so it does not look like a rank skipped a collective.\n" + SCRIPT),
         ("Job makes no progress after the first all_to_all on 16 nodes",
          "Every rank sits at 100% GPU utilisation and nothing is logged.\n" + SCRIPT),
         ("rank 0 waits forever in barrier when one worker exits early",
@@ -196,6 +199,9 @@ MEETS: dict[str, list[tuple[str, str]]] = {
 
 # Controls: the same words, and no criterion met (or counter-evidence that the procedure gives).
 CONTROLS: dict[str, tuple[str, str]] = {
+    "a-rank-skipped-told-as-what-happened": (
+        "NCCL watchdog timeout in reduce_scatter after hours on 8 nodes",
+        "We found that one rank skipped the collective because of our early-exit branch.\n" + SCRIPT),
     "quantity-correct-only-its-display-wrong": (
         "DeviceMesh repr prints the dim names in the wrong order",
         "The gathered values and the mesh are correct; only the printed string is wrong, which misled us while "

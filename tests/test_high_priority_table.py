@@ -178,6 +178,10 @@ MEETS: dict[str, list[tuple[str, str]]] = {
         ("symmetric memory rendezvous", "CUDASymmetricMemory aborts with an assertion on the peer count.\n" + SCRIPT),
     ],
     "many_users": [
+        # "our side of the socket" is one end of a connection, not the reporter owning the fault
+        ("TCPStore drops connections during large launches",
+         "Most launches at 512 nodes failed this week, across 5 teams. The accept queue overflows, so the limit is "
+         "on our side of the socket, in the store server.\n" + SCRIPT),
         ("All of our DDP jobs fail after the cluster driver update", "Nothing else changed.\n" + SCRIPT),
         ("FSDP2 saving", "Every model we train with FSDP2 fails to save at the end.\n" + SCRIPT),
         ("init_process_group is completely broken on the release candidate", "Any backend.\n" + SCRIPT),
@@ -199,6 +203,10 @@ MEETS: dict[str, list[tuple[str, str]]] = {
 
 # Controls: the same words, and no criterion met (or counter-evidence that the procedure gives).
 CONTROLS: dict[str, tuple[str, str]] = {
+    "the-fault-was-on-our-side": (
+        "TCPStore drops connections during large launches",
+        "Most launches at 512 nodes failed this week, across 5 teams. Never mind, it was on our side: a firewall "
+        "rule.\n" + SCRIPT),
     "a-rank-skipped-told-as-what-happened": (
         "NCCL watchdog timeout in reduce_scatter after hours on 8 nodes",
         "We found that one rank skipped the collective because of our early-exit branch.\n" + SCRIPT),

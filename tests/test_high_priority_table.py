@@ -104,6 +104,9 @@ MEETS: dict[str, list[tuple[str, str]]] = {
          "After a few hundred steps the weights end up different on different ranks.\n" + SCRIPT),
     ],
     "multinode_hang": [
+        # the reporter rules out the usual cause of their own making: not an attribution
+        ("NCCL watchdog timeout in reduce_scatter after hours on 8 nodes",
+         "Every rank logs the same sequence number, so it does not look like a rank skipped a collective.\n" + SCRIPT),
         ("Job makes no progress after the first all_to_all on 16 nodes",
          "Every rank sits at 100% GPU utilisation and nothing is logged.\n" + SCRIPT),
         ("rank 0 waits forever in barrier when one worker exits early",
@@ -175,6 +178,10 @@ MEETS: dict[str, list[tuple[str, str]]] = {
         ("symmetric memory rendezvous", "CUDASymmetricMemory aborts with an assertion on the peer count.\n" + SCRIPT),
     ],
     "many_users": [
+        # "our side of the socket" is one end of a connection, not the reporter owning the fault
+        ("TCPStore drops connections during large launches",
+         "Most launches at 512 nodes failed this week, across 5 teams. The accept queue overflows, so the limit is "
+         "on our side of the socket, in the store server.\n" + SCRIPT),
         ("All of our DDP jobs fail after the cluster driver update", "Nothing else changed.\n" + SCRIPT),
         ("FSDP2 saving", "Every model we train with FSDP2 fails to save at the end.\n" + SCRIPT),
         ("init_process_group is completely broken on the release candidate", "Any backend.\n" + SCRIPT),
@@ -196,6 +203,20 @@ MEETS: dict[str, list[tuple[str, str]]] = {
 
 # Controls: the same words, and no criterion met (or counter-evidence that the procedure gives).
 CONTROLS: dict[str, tuple[str, str]] = {
+    "the-fault-was-on-our-side": (
+        "TCPStore drops connections during large launches",
+        "Most launches at 512 nodes failed this week, across 5 teams. Never mind, it was on our side: a firewall "
+        "rule.\n" + SCRIPT),
+    "a-rank-skipped-told-as-what-happened": (
+        "NCCL watchdog timeout in reduce_scatter after hours on 8 nodes",
+        "We found that one rank skipped the collective because of our early-exit branch.\n" + SCRIPT),
+    "quantity-correct-only-its-display-wrong": (
+        "DeviceMesh repr prints the dim names in the wrong order",
+        "The gathered values and the mesh are correct; only the printed string is wrong, which misled us while "
+        "debugging.\n" + SCRIPT),
+    "own-fix-then-runs-fine-on-a-version": (
+        "Docs example for hybrid sharding raises AttributeError",
+        "The snippet uses a misspelled enum member. After fixing the name it runs fine on torch 2.9.0.\n" + SCRIPT),
     "oom-bigger-batch": (
         "CUDA out of memory with FSDP when the batch size goes from 8 to 16",
         "With batch 8 it trains; with 16 every rank is killed.\n```\ntorch.OutOfMemoryError: CUDA out of memory. "

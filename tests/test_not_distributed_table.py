@@ -77,9 +77,30 @@ AWAY: dict[str, tuple[str, str, tuple[str, ...]]] = {
         "Training runs with torchrun, the evaluation prints zeros. I think this is a torchvision references "
         "problem, happy to move it to pytorch/vision.\n" + fenced("torchrun --nproc-per-node=2 train.py", "bash"),
         ()),
+    "nothing-distributed-running": (
+        "import torch aborts with undefined symbol ncclMemAlloc after a conda update",
+        "`import torch` aborts straight away. I'm not running anything distributed, it is only the import.\n"
+        + fenced("ImportError: libtorch_cuda.so: undefined symbol: ncclMemAlloc")
+        + fenced("ldd libtorch_cuda.so | grep nccl", "bash"), ()),
+    "not-using-ddp-yet": (
+        "Dataloader stalls after the first epoch",
+        "One workstation, one GPU; I'm not using DDP yet, I plan to next quarter. With num_workers=0 it is fine.",
+        ()),
+    "ci-report-for-a-test-elsewhere": (
+        "DISABLED test_softmax_half (__main__.TestNNCUDA)",
+        "Platforms: linux\n\nThis test was disabled because it is failing in CI.\n\nTest file path: `test_nn.py`",
+        ()),
 }
 
 KEPT: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "not-using-ddp-yet-but-fsdp": (  # the distributed code that is run is named
+        "FSDP2 hangs in the first all-gather on two nodes",
+        "We are not using DDP yet, only fully_shard across 2 nodes; the first all-gather never returns.\n"
+        + DIST_SCRIPT, ()),
+    "ci-report-for-a-distributed-test": (
+        "DISABLED test_all_gather_uneven (__main__.ProcessGroupNCCLTest)",
+        "Platforms: linux\n\nThis test was disabled because it is failing in CI.\n\n"
+        "Test file path: `distributed/test_c10d_nccl.py`", ()),
     "single-gpu-as-control": (
         "DDP loss differs from the single-GPU run",
         "On one GPU the loss goes down as expected; with DDP on 8 GPUs it is off by a factor of 8.\n" + DIST_SCRIPT,

@@ -201,6 +201,47 @@ REQUESTS = {
         BUG_TEMPLATE + "Loading a checkpoint saved before we added a layer stops at the first missing key. An "
         "option to skip keys that are not in the checkpoint would let us warm-start." + VERSIONS,
         {ENHANCEMENT}),
+    # --- classes of phrasing read since round 3 (each in our own words)
+    "perf-measured-change-tried": (
+        "DDP: bucket rebuild walks every parameter for models with thousands of tiny ones",
+        "Profiling shows the rebuild is a Python loop. Keeping a sorted index instead brings the "
+        "rebuild to 40 ms on the same model, and the outputs are identical.",
+        {ENHANCEMENT, PERF}),
+    "perf-no-correctness-issue-just-overhead": (
+        "DeviceMesh lookups dominate eager step time in small TP models",
+        "Each lookup costs ~30 us of CPU and the step is CPU bound. Memoising the lookup cuts the step from 12 ms "
+        "to 8 ms. No correctness issue, just overhead.",
+        {ENHANCEMENT, PERF}),
+    "feature-something-like-an-api": (
+        "c10d store: notify waiters when a counter passes a value",
+        "What we do today is poll the counter every 100 ms from every rank. What we want is something like\n\n"
+        "```python\nstore.wait_until(key, at_least=8)\n```\n\nso ranks sleep until it is reached.",
+        {FEATURE}),
+    "feature-nowhere-to-hook": (
+        "torchrun: a callback before each restart of the worker group",
+        "Right now there is nowhere to hook a cleanup step in between; we have been patching the agent in our own "
+        "launcher. Something like `--before-restart script.sh` would do.",
+        {FEATURE}),
+    "feature-but-nothing-for": (
+        "A parallel style for grouped experts",
+        "The tensor parallel styles cover linear and embedding layers, but nothing for grouped expert weights. Every "
+        "team hand-writes the token exchange. It would be great to have one.",
+        {FEATURE}),
+    "feature-added-compat": (
+        "DCP: signed checkpoints, verified on load",
+        "Proposal: the writer signs each file and records the signature in the metadata; the reader checks it. "
+        "Old checkpoints without signatures load as before. A small prototype costs under 1% of save time.",
+        {FEATURE}),
+    "enhancement-only-information-missing": (
+        "Report which ranks the elastic agent dropped on scale-down",
+        "The agent drops ranks on purpose when scaling down, but there is no way to find out which ones afterwards. "
+        "Please log them, or return them from the call.",
+        {ENHANCEMENT}),
+    "enhancement-summary-only-first": (
+        "elastic: the error summary only shows the first failure",
+        "When many workers fail I end up opening every error file. What I would like the summary to show is every "
+        "failed rank with its exit code.",
+        {ENHANCEMENT}),
 }
 
 # name -> (title, body): no type label (bug reports, usage errors, questions, upkeep, tracking issues)
@@ -240,6 +281,28 @@ NON_REQUESTS = {
     "question-about-support": (
         "Does fully_shard support models with tied embeddings?",
         "I could not find it in the docs. Should I wrap the tied modules together?"),
+    "design-doc-with-open-questions": (
+        "RFC: a single timeout contract for every collective backend",
+        "## Motivation\n\nBackends time out in different ways today.\n\n## Proposal\n\n1. One default timeout.\n"
+        "2. Every backend raises the same error.\n\n## Non-goals\n\n- Changing the watchdog.\n\n"
+        "## Open questions\n\n- Should the default depend on the backend?"),
+    "tracking-checklist": (
+        "[Tracking] DTensor ops that graph-break under compile",
+        "- [x] the 1F1B schedule (fixed)\n- [ ] interleaved schedules fall back to eager\n- [ ] the zero-bubble "
+        "schedule graph-breaks on the send\n\nWill update as PRs land."),
+    "slowness-got-worse-with-a-version": (
+        "all_gather got slower after the upgrade",
+        BUG_TEMPLATE + "After upgrading to 2.9 the step gets to 40 ms; on 2.8 it was 25 ms." + VERSIONS),
+    "memory-gets-full-and-crashes": (
+        "FSDP2 step crashes once memory fills up",
+        BUG_TEMPLATE + "Memory gets to 95% after 200 steps and then the job crashes with an OOM." + VERSIONS),
+    "log-shows-something-like-an-error": (
+        "all_to_all fails on 4 nodes with IB",
+        BUG_TEMPLATE + "Rank 3 prints something like `NCCL WARN NET/IB: Got completion with error` and the job "
+        "fails with a DistBackendError." + VERSIONS),
+    "hang-with-no-way-to-tell-which-rank": (
+        "barrier hangs on 8 nodes after checkpoint save",
+        BUG_TEMPLATE + "The job hangs in the barrier and there is no way to tell which rank never arrived." + VERSIONS),
     "plain-hang": (
         "all_reduce hangs on 16 nodes after the first epoch",
         BUG_TEMPLATE + "Every rank is stuck in the same all_reduce; py-spy shows them all waiting." + VERSIONS),

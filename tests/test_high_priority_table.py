@@ -58,6 +58,9 @@ MEETS: dict[str, list[tuple[str, str]]] = {
          + SCRIPT),
         ("DDP benchmark", "Only the wheel differs: 2.9.1 -> 412 ms/step, 2.10.0 -> 538 ms/step.\n" + SCRIPT),
         ("DDP step time up 30% after our torch bump", "Same model, same cluster.\n" + SCRIPT),
+        # The same script said to run on the older version, in the title's own clause.
+        ("fully_shard raises on 2.11, same training script passes with 2.10.1",
+         "Nothing else differs between the two environments.\n" + SCRIPT),
     ],
     "silent_correctness": [
         ("all_gather_into_tensor output scrambled for non-contiguous inputs",
@@ -104,6 +107,9 @@ MEETS: dict[str, list[tuple[str, str]]] = {
          "After a few hundred steps the weights end up different on different ranks.\n" + SCRIPT),
     ],
     "multinode_hang": [
+        # An intransitive "blocks" and a watchdog that ends the job: the collective waited past its timeout.
+        ("new_group blocks on three hosts", "Nothing prints; after half an hour the job is killed by the NCCL "
+         "watchdog on 3 nodes.\n" + SCRIPT),
         # the reporter rules out the usual cause of their own making: not an attribution
         ("NCCL watchdog timeout in reduce_scatter after hours on 8 nodes",
          "Every rank logs the same sequence number, so it does not look like a rank skipped a collective.\n" + SCRIPT),
@@ -198,6 +204,9 @@ MEETS: dict[str, list[tuple[str, str]]] = {
         ("torchrun on the lab machines", "About 60 students hit this in the first week.\n" + SCRIPT),
         ("clip_grad_norm_ across meshes",
          "We have 25+ reports from users and four other threads with the same traceback.\n" + SCRIPT),
+        # Broken whatever it is given: a core launcher that fails on any input.
+        ("torchrun on the new Python", "torchrun fails immediately on any script, even an empty one, so nothing "
+         "can be launched with it.\n" + SCRIPT),
     ],
 }
 
@@ -265,6 +274,37 @@ CONTROLS: dict[str, tuple[str, str]] = {
         + SCRIPT),
     "an-older-version-fails-too": (
         "reduce_scatter raises on 2.10", "Going back to torch 2.9.1 does not help: same error.\n" + SCRIPT),
+    # The reporter withdraws the report: the cause was theirs (an apology, a forgotten default, a misconfiguration).
+    "withdrawn-with-an-apology": (
+        "Sharded checkpoint cannot be read back after a 4-node run",
+        "The saved shards are truncated on load.\n" + SCRIPT + "\nFound it, our copy job had stopped half way. Sorry "
+        "for the noise."),
+    "forgot-the-default": (
+        "reduce gives a tenfold value on 10 ranks",
+        "The reduced metric is wrong on every rank.\n" + SCRIPT + "\nNevermind, I forgot that the default op adds "
+        "them up."),
+    "our-misconfiguration": (
+        "all_gather hangs on 8 nodes after the network change",
+        "The first all_gather never returns on 8 nodes.\n" + SCRIPT + "\nResolved: it was our misconfiguration of "
+        "the interface names."),
+    "a-rank-zero-guard-fixed-it": (
+        "Saved file corrupted by a 2-node DDP job",
+        "The checkpoint cannot be loaded after the run.\n" + SCRIPT + "\nEvery rank was writing the same path; "
+        "putting it under if rank == 0 fixed it."),
+    "the-stock-launcher-works": (
+        "Regression in 2.9: our wrapper's jobs cannot join the rendezvous",
+        "After upgrading to 2.9.0 the jobs started by our in-house launcher fail. With plain torchrun and the same "
+        "arguments on 2.9.0 the job runs fine.\n" + SCRIPT),
+    "only-rank-zero-runs-the-long-step": (
+        "Watchdog timeout in barrier while validating",
+        "Only rank 0 runs the validation loop (40 minutes); the other ranks hit the collective timeout in the "
+        "barrier.\n" + SCRIPT),
+    "a-verdict-not-a-finding": (
+        "FSDP example wraps nothing",
+        "We believe this is a regression in 2.8, and it probably affects many users.\n" + SCRIPT),
+    "a-one-rank-mesh": (
+        "Sum on a 1-rank mesh differs slightly from a plain tensor",
+        "On a mesh of size 1 the result is off by 2e-6 in float32.\n" + SCRIPT),
     "version-in-a-plain-report": (
         "DDP raises on torch 2.5 with find_unused_parameters",
         "On torch 2.5 DDP raises when some parameters are unused.\n" + SCRIPT),

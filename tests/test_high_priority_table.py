@@ -305,6 +305,35 @@ CONTROLS: dict[str, tuple[str, str]] = {
     "a-one-rank-mesh": (
         "Sum on a 1-rank mesh differs slightly from a plain tensor",
         "On a mesh of size 1 the result is off by 2e-6 in float32.\n" + SCRIPT),
+    "a-scheduler-time-limit-called-a-crash": (
+        "FSDP training crashed after two days on 32 nodes",
+        "The FSDP training job crashed at step 90000 with no traceback.\n```\nslurmstepd: error: *** JOB 77 "
+        "CANCELLED AT 2026-02-01T00:00:00 DUE TO TIME LIMIT ***\n```\n" + SCRIPT),
+    "a-cgroup-memory-kill-called-a-crash": (
+        "DDP job crashed while saving",
+        "The DDP job crashed in the save on 16 nodes.\n```\nDetected 2 oom_kill event in StepId=5.0\n```\n"
+        + SCRIPT),
+    "scaling-loss-with-one-version": (
+        "Throughput regression from 4 to 32 nodes with DDP",
+        "Torch 2.9.1 in all runs; efficiency falls from 98% to 70% as nodes are added.\n" + SCRIPT),
+    "another-library-upgraded-torch-held": (
+        "FSDP wrapping broken after upgrading our model library",
+        "After upgrading the model library from 3.1 to 4.0 (torch unchanged at 2.9.1), auto-wrap no longer finds "
+        "the layers.\n" + SCRIPT),
+    "two-runs-of-one-script": (
+        "Loss curves of repeated DDP jobs",
+        "Two DDP runs of the same script give a different loss after 500 steps.\n" + SCRIPT),
+    "batch-size-differs-between-the-runs": (
+        "DDP loss on 4 GPUs differs from the one-GPU loss",
+        "The loss on 4 GPUs differs from the single-GPU loss at step 50. The effective batch size is 128 vs 32.\n"
+        + SCRIPT),
+    "rounding-level-difference": (
+        "FSDP loss differs from the single-GPU loss by 2e-4",
+        "Close curves, bf16 parameters.\n" + SCRIPT),
+    "asked-of-a-named-thing": (
+        "DTensor sum on two ranks",
+        "Is DTensor computing wrong results when the shards are uneven? I have no reference to compare with.\n"
+        + SCRIPT),
     "version-in-a-plain-report": (
         "DDP raises on torch 2.5 with find_unused_parameters",
         "On torch 2.5 DDP raises when some parameters are unused.\n" + SCRIPT),

@@ -107,6 +107,9 @@ MEETS: dict[str, list[tuple[str, str]]] = {
          "After a few hundred steps the weights end up different on different ranks.\n" + SCRIPT),
     ],
     "multinode_hang": [
+        # The first collective once the group is up: setup is done, the collective waits.
+        ("Barrier on 48 hosts", "The first `dist.barrier()` after `init_process_group` never returns on 48 "
+         "nodes.\n" + SCRIPT),
         # An intransitive "blocks" and a watchdog that ends the job: the collective waited past its timeout.
         ("new_group blocks on three hosts", "Nothing prints; after half an hour the job is killed by the NCCL "
          "watchdog on 3 nodes.\n" + SCRIPT),

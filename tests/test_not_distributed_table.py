@@ -31,6 +31,14 @@ AWAY: dict[str, tuple[str, str, tuple[str, ...]]] = {
         "CUDA out of memory on the second epoch",
         "Single GPU (A10, 24 GB), no DDP. The second epoch runs out of memory with the same batch size.\n"
         + fenced("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"), ()),
+    "no-collectives-involved": (
+        "fp16 conv output off on one accelerator model",
+        "Seen first in a DDP job on two nodes, but no collectives are involved: the reduction below is single-device.\n"
+        + fenced("y = torch.nn.functional.conv2d(x.half(), w.half())"), ()),
+    "independent-processes": (
+        "Loader workers stuck on a shared filesystem",
+        "Each of the 16 processes trains its own small model for a sweep, with no communication between processes; "
+        "the loader workers stop after an hour.", ()),
     "packaging-symbol": (
         "import torch fails: undefined symbol ncclCommSplit",
         "Right after installing the new wheel, `import torch` fails. I am not doing any distributed training.\n"
@@ -93,6 +101,10 @@ AWAY: dict[str, tuple[str, str, tuple[str, ...]]] = {
 }
 
 KEPT: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "a-rank-issues-no-collectives": (  # one rank leaves a collective out: the job is distributed, the others wait
+        "all_reduce waits forever on three ranks of four",
+        "Rank 3 takes an early-exit branch, so no collectives are issued by it and the other ranks hang.\n"
+        + DIST_SCRIPT, ()),
     "not-using-ddp-yet-but-fsdp": (  # the distributed code that is run is named
         "FSDP2 hangs in the first all-gather on two nodes",
         "We are not using DDP yet, only fully_shard across 2 nodes; the first all-gather never returns.\n"

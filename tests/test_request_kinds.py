@@ -242,6 +242,26 @@ REQUESTS = {
         "When many workers fail I end up opening every error file. What I would like the summary to show is every "
         "failed rank with its exit code.",
         {ENHANCEMENT}),
+    # --- lab-notebook requests: findings listed, the ask said as what is needed or what is missing
+    "feature-what-we-have-in-mind": (
+        "Launcher: a per-node check before the job forms",
+        "Findings:\n1. One bad node holds up every large job.\n2. There is currently no mechanism in the agent to "
+        "run a site check before nodes join.\n\nA pluggable pre-join command is what we have in mind.",
+        {FEATURE}),
+    "feature-no-collective-exists": (
+        "A segmented reduction across ranks",
+        "Finding: no segmented, per-key reduction collective exists in c10d for any backend; we build it from "
+        "all_gather and local sums.",
+        {FEATURE}),
+    "enhancement-works-its-time-is-the-issue": (
+        "Checkpoint writes on a parallel filesystem",
+        "The writer works correctly; the issue is only its time, 40 s per save at 256 ranks.",
+        {ENHANCEMENT, PERF}),
+    "enhancement-unclear-error-title": (
+        "Unclear error when the store host resolves to the wrong interface",
+        "The job stops with a timeout that does not mention the address it tried. Please add the resolved "
+        "address to the message.",
+        {ENHANCEMENT}),
 }
 
 # name -> (title, body): no type label (bug reports, usage errors, questions, upkeep, tracking issues)
@@ -303,6 +323,13 @@ NON_REQUESTS = {
     "hang-with-no-way-to-tell-which-rank": (
         "barrier hangs on 8 nodes after checkpoint save",
         BUG_TEMPLATE + "The job hangs in the barrier and there is no way to tell which rank never arrived." + VERSIONS),
+    "collective-named-but-not-missing": (
+        "all_reduce on 8 nodes returns wrong sums",
+        BUG_TEMPLATE + "No such error exists in the log, but the sums are wrong on rank 3." + VERSIONS),
+    "works-fine-then-fails": (
+        "DDP step fails after resuming",
+        BUG_TEMPLATE + "The first run works fine; after the resume the job fails with a shape error.\n```\n"
+        "RuntimeError: shape mismatch\n```" + VERSIONS),
     "plain-hang": (
         "all_reduce hangs on 16 nodes after the first epoch",
         BUG_TEMPLATE + "Every rank is stuck in the same all_reduce; py-spy shows them all waiting." + VERSIONS),

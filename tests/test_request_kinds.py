@@ -257,6 +257,20 @@ REQUESTS = {
         "Checkpoint writes on a parallel filesystem",
         "The writer works correctly; the issue is only its time, 40 s per save at 256 ranks.",
         {ENHANCEMENT, PERF}),
+    "enhancement-composite-path": (
+        "all_to_all on our NPU goes through all_gather plus a local select",
+        "The result is right. The vendor library has a native all_to_all that would move a quarter of the data.",
+        {ENHANCEMENT}),
+    "enhancement-measured-pair-is-not-a-version-pair": (
+        "A prefix scan across ranks",
+        "No scan collective exists in c10d. We build it from all_gather and a cumsum; it costs 2.4 ms vs 0.1 ms with "
+        "the MPI call.",
+        {FEATURE}),
+    "enhancement-another-stack-on-the-same-machines": (
+        "Process group setup at 4096 ranks takes 12 minutes",
+        "Findings: the store is the bottleneck. MPI_Init on the same allocation returns in 5 s. A faster setup "
+        "would let us restart jobs sooner.",
+        {ENHANCEMENT, PERF}),
     "enhancement-unclear-error-title": (
         "Unclear error when the store host resolves to the wrong interface",
         "The job stops with a timeout that does not mention the address it tried. Please add the resolved "
@@ -330,6 +344,13 @@ NON_REQUESTS = {
         "DDP step fails after resuming",
         BUG_TEMPLATE + "The first run works fine; after the resume the job fails with a shape error.\n```\n"
         "RuntimeError: shape mismatch\n```" + VERSIONS),
+    "like-to-understand-is-a-question": (
+        "Resumed job loads a half-written shard",
+        BUG_TEMPLATE + "After a preemption the resumed job loaded a shard with garbage in it and no error. We'd "
+        "like to understand whether this is expected." + VERSIONS),
+    "a-version-regression-with-times": (
+        "reduce_scatter slower on 2.10",
+        BUG_TEMPLATE + "After upgrading to 2.10 each call takes 3.1 ms vs 1.2 ms on 2.9; a regression." + VERSIONS),
     "plain-hang": (
         "all_reduce hangs on 16 nodes after the first epoch",
         BUG_TEMPLATE + "Every rank is stuck in the same all_reduce; py-spy shows them all waiting." + VERSIONS),

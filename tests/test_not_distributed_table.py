@@ -39,6 +39,16 @@ AWAY: dict[str, tuple[str, str, tuple[str, ...]]] = {
         "Loader workers stuck on a shared filesystem",
         "Each of the 16 processes trains its own small model for a sweep, with no communication between processes; "
         "the loader workers stop after an hour.", ()),
+    "the-piece-itself-runs-on-one-device": (
+        "bf16 GEMM throughput below the vendor figure",
+        "The production job spans nodes, but this benchmark is one device: the kernel picked for the second shape "
+        "is the slow one.", ()),
+    "export-only": (
+        "torch.export fails on a model with a dynamic branch",
+        "Exporting the model trips on a data-dependent guard; we plan to serve it on many hosts later.", ()),
+    "laptop-backend": (
+        "layernorm gives nan on mps for fp16",
+        "On my macbook the fp16 layernorm returns nan; cpu is fine.", ()),
     "packaging-symbol": (
         "import torch fails: undefined symbol ncclCommSplit",
         "Right after installing the new wheel, `import torch` fails. I am not doing any distributed training.\n"
@@ -101,6 +111,9 @@ AWAY: dict[str, tuple[str, str, tuple[str, ...]]] = {
 }
 
 KEPT: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "one-device-as-the-control": (  # the one-device run is the control; the distributed run fails
+        "DDP on 8 GPUs returns wrong grads",
+        "On one device the grads match; with DDP on 8 GPUs they are off by a factor of 8.\n" + DIST_SCRIPT, ()),
     "a-rank-issues-no-collectives": (  # one rank leaves a collective out: the job is distributed, the others wait
         "all_reduce waits forever on three ranks of four",
         "Rank 3 takes an early-exit branch, so no collectives are issued by it and the other ranks hang.\n"

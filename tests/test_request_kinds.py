@@ -271,6 +271,11 @@ REQUESTS = {
         "Findings: the store is the bottleneck. MPI_Init on the same allocation returns in 5 s. A faster setup "
         "would let us restart jobs sooner.",
         {ENHANCEMENT, PERF}),
+    "enhancement-works-but-each-call-costs": (
+        "Pinned staging buffers are allocated anew on every save",
+        "The async save works, but each call spends 30 s allocating the same pinned buffers. Reusing them across "
+        "calls would leave only the first save paying for it.",
+        {ENHANCEMENT, PERF}),
     "enhancement-unclear-error-title": (
         "Unclear error when the store host resolves to the wrong interface",
         "The job stops with a timeout that does not mention the address it tried. Please add the resolved "
@@ -351,6 +356,9 @@ NON_REQUESTS = {
     "a-version-regression-with-times": (
         "reduce_scatter slower on 2.10",
         BUG_TEMPLATE + "After upgrading to 2.10 each call takes 3.1 ms vs 1.2 ms on 2.9; a regression." + VERSIONS),
+    "no-crash-only-a-warning": (
+        "fully_shard prints the same warning for each parameter",
+        BUG_TEMPLATE + "No crash, the run goes on; the warning is printed 400 times at startup." + VERSIONS),
     "plain-hang": (
         "all_reduce hangs on 16 nodes after the first epoch",
         BUG_TEMPLATE + "Every rank is stuck in the same all_reduce; py-spy shows them all waiting." + VERSIONS),

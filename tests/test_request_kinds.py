@@ -276,6 +276,11 @@ REQUESTS = {
         "The async save works, but each call spends 30 s allocating the same pinned buffers. Reusing them across "
         "calls would leave only the first save paying for it.",
         {ENHANCEMENT, PERF}),
+    "feature-an-exporter-asked": (
+        "Ship flight recorder entries to our tracing system",
+        "It would be nice to have a built-in exporter that sends each collective's record as a span. Today we "
+        "scrape dump files by hand.",
+        {FEATURE}),
     "enhancement-unclear-error-title": (
         "Unclear error when the store host resolves to the wrong interface",
         "The job stops with a timeout that does not mention the address it tried. Please add the resolved "

@@ -281,6 +281,10 @@ REQUESTS = {
         "It would be nice to have a built-in exporter that sends each collective's record as a span. Today we "
         "scrape dump files by hand.",
         {FEATURE}),
+    "feature-support-for-a-new-thing-in-the-title": (
+        "Support for a pluggable per-node readiness probe",
+        "Nodes with a bad link join and the job dies an hour in. A command the agent runs first would keep them out.",
+        {FEATURE}),
     "enhancement-unclear-error-title": (
         "Unclear error when the store host resolves to the wrong interface",
         "The job stops with a timeout that does not mention the address it tried. Please add the resolved "
@@ -364,6 +368,10 @@ NON_REQUESTS = {
     "no-crash-only-a-warning": (
         "fully_shard prints the same warning for each parameter",
         BUG_TEMPLATE + "No crash, the run goes on; the warning is printed 400 times at startup." + VERSIONS),
+    "support-for-in-a-bug-title": (
+        "Support for the gloo backend broken on 2.10",
+        BUG_TEMPLATE + "init_process_group with gloo now raises at startup.\n```\nRuntimeError: gloo unavailable\n```"
+        + VERSIONS),
     "plain-hang": (
         "all_reduce hangs on 16 nodes after the first epoch",
         BUG_TEMPLATE + "Every rank is stuck in the same all_reduce; py-spy shows them all waiting." + VERSIONS),

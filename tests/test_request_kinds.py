@@ -285,6 +285,28 @@ REQUESTS = {
         "Support for a pluggable per-node readiness probe",
         "Nodes with a bad link join and the job dies an hour in. A command the agent runs first would keep them out.",
         {FEATURE}),
+    "enhancement-versions-same-gap-wanted-closed": (
+        "Our all_gather reaches 60% of the vendor's standalone figure",
+        "The 2.9.1 and 2.10.0 numbers are identical, so this is not a version regression; it is the gap to the "
+        "standalone tests we want closed.",
+        {ENHANCEMENT}),
+    "feature-a-channel-that-would-let": (
+        "Per-group hints for the backend",
+        "There is currently no mechanism to pass a hint per group. A generic, opaque channel on the options would "
+        "let each backend read it.",
+        {FEATURE}),
+    "enhancement-patches-ready": (
+        "Native calls on the second vendor's path",
+        "Each op works today through a fallback; the native call is skipped. We have patches for two of them ready.",
+        {ENHANCEMENT}),
+    "feature-another-scheduler": (
+        "torchrun should read the PBS node file",
+        "It would be nice if torchrun could take the hosts from the scheduler's file.",
+        {FEATURE}),
+    "enhancement-only-one-mask-but-correct": (
+        "Load balancing is causal-only for context parallel",
+        "With packed documents the ranks wait on each other. CP is correct but 30% slower than it could be.",
+        {ENHANCEMENT, PERF}),
     "enhancement-unclear-error-title": (
         "Unclear error when the store host resolves to the wrong interface",
         "The job stops with a timeout that does not mention the address it tried. Please add the resolved "
@@ -371,6 +393,10 @@ NON_REQUESTS = {
     "support-for-in-a-bug-title": (
         "Support for the gloo backend broken on 2.10",
         BUG_TEMPLATE + "init_process_group with gloo now raises at startup.\n```\nRuntimeError: gloo unavailable\n```"
+        + VERSIONS),
+    "a-fix-we-have-ready-for-a-crash": (
+        "Segfault in allgather on the CPU partition",
+        BUG_TEMPLATE + "Every rank dies with SIGSEGV in the first allgather.\n```\nSegmentation fault (core dumped)\n```"
         + VERSIONS),
     "plain-hang": (
         "all_reduce hangs on 16 nodes after the first epoch",

@@ -34,6 +34,12 @@ REQUESTS = {
         "A job has no way to collect a memory snapshot from every rank today. Please add an option to the launcher "
         "that dumps one per rank when a worker is killed.",
         {FEATURE}),
+    # What "works but is slow" is one of today's alternatives, not the thing asked for: still a feature.
+    "feature-alternative-works-but-slow": (
+        "Launcher store over a named pipe",
+        PITCH + "Right now the choices are TCPStore or FileStore; the latter works but is noticeably slow during init. "
+        "We'd like TCPStore to listen on a named pipe path instead.",
+        {FEATURE}),
     "feature-new-backend": (
         "[RFC] A new communication backend for optical interconnects",
         PITCH + "We would like to introduce a new backend for our interconnect; currently we maintain it out of tree.",

@@ -43,8 +43,9 @@ def test_a_hostile_fence_of_the_largest_allowed_size_is_parsed_quickly(text):
         plan_from_text(text, provider="anthropic")
     except LLMError as exc:
         assert isinstance(exc, LLMInvalidReply)
-    # Linear work over 4 MB takes well under a second; the generous limit is for a loaded 2-core machine.
-    assert time.perf_counter() - started < 5.0
+    # A hang guard, not a timing: the linear parse takes about 0.15 s here (well under 1 s on a loaded 2-core
+    # machine), the backtracking this replaced took hours on such a reply. Speed is bench/'s business.
+    assert time.perf_counter() - started < 30.0
 
 
 def test_a_fenced_answer_still_parses():
@@ -111,12 +112,14 @@ def test_a_50_mb_reply_without_a_content_length_is_cut_at_the_limit(mode):
 
     server = _Hostile(50 * 1024 * 1024, mode=mode)
     try:
-        client = LLMClient(LLMConfig(provider="openai", model="m", api_key="k", base_url=server.url, timeout=20,
+        client = LLMClient(LLMConfig(provider="openai", model="m", api_key="k", base_url=server.url, timeout=120,
                                      max_retries=2), sleep=lambda s: None)
         started = time.monotonic()
         with pytest.raises(LLMOversized, match="larger than"):
             client.complete("system", "user", {"type": "object", "properties": {}}, "plan")
-        assert time.monotonic() - started < 10
+        # A hang guard, not a timing (about 0.05 s here): the client stopped at the limit instead of reading on
+        # until the server gave up or the 120 s read timeout fired.
+        assert time.monotonic() - started < 60
         assert client.budget.calls == 1  # never retried
         assert server.sent < 50 * 1024 * 1024 // 2, f"the client let {server.sent} bytes arrive"
     finally:

@@ -37,8 +37,8 @@ import re2
 
 from triage.text.document import LOCATIONS, Document
 from triage.text.matching import Evidence
-from triage.text.modifiers import Modifier, evidence_group, governed_factor, resolve, sentence_ends
-from triage.text.patterns import Pattern, PatternError, compile_pattern, evidence_text
+from triage.text.modifiers import SENTENCE_END, Modifier, governed_factor, resolve, sentence_ends
+from triage.text.patterns import Pattern, PatternError, compile_pattern, evidence_group, evidence_text
 
 __all__ = ["Frame", "SlotHits", "compile_frame", "compile_slots", "match_frame", "read_slots", "reads", "score_frames",
            "stronger_reading", "sum_frames", "LEAD"]
@@ -49,8 +49,6 @@ MAX_HITS = 2000  # matches of one slot kept per location: real issues have a han
 # built lazily over the union of every slot, so on an ordinary issue the first pass cost more than it saved: with
 # 256, dev's first-pass planning was 5.4 ms per issue, with 16 KB 3.1 ms; 64 KB bodies are as fast (bench/redos.py).
 SCREEN_FROM = 16384
-
-_BOUNDARY = compile_pattern(r"[.!?]+(?:\s|$)|\n")
 
 
 @dataclass(frozen=True)
@@ -155,7 +153,7 @@ def _slot_sentences(pattern: Pattern, encoded: bytes, starts,
 
 def _lead(doc: Document) -> bytes:
     prose = doc.encoded("prose")
-    first = _BOUNDARY.regex.search(prose)
+    first = SENTENCE_END.regex.search(prose)
     # The sentence with its own end mark: a question keeps its "?" (a yes/no question's cue spans up to it).
     head = prose[: first.end()].rstrip() if first else prose
     return doc.encoded("title").replace(b"\n", b" ") + b" \xe2\x80\x94 " + head

@@ -38,9 +38,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Mapping, MutableMapping
 
-from triage.text.patterns import Pattern, PatternError, compile_pattern
+from triage.text.patterns import Pattern, PatternError, compile_pattern, evidence_group
 
-__all__ = ["Modifier", "CueIndex", "compile_modifiers", "evidence_group", "resolve", "governed_factor", "MAX_CUES",
+__all__ = ["Modifier", "CueIndex", "compile_modifiers", "SENTENCE_END", "resolve", "governed_factor", "MAX_CUES",
            "sentence_ends"]
 
 MAX_CUES = 2000  # cue matches kept per modifier and text: real issues have a handful; hostile text, thousands
@@ -136,14 +136,6 @@ def _spans(pattern: Pattern | None, text: bytes) -> list[tuple[int, int]]:
 
 def _positions(pattern: Pattern | None, text: bytes, *, end: bool) -> list[int]:
     return [stop if end else start for start, stop in _spans(pattern, text)]
-
-
-def evidence_group(found) -> int:
-    """The cue's own words: its first capturing group that took part (the boundary characters around it are not)."""
-    for index in range(1, found.re.groups + 1):
-        if found.start(index) >= 0:
-            return index
-    return 0
 
 
 class CueIndex:

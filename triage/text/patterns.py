@@ -212,13 +212,18 @@ def check_pattern(source: str) -> None:
     _re2(source, True)
 
 
-def evidence_text(found) -> str:
-    """The first capturing group that took part in the match, else the whole match (see above)."""
+def evidence_group(found) -> int:
+    """The number of the first capturing group that took part in the match, else 0 (the whole match): the words a
+    match is evidence of, without the boundary characters around them (see above)."""
     for index in range(1, found.re.groups + 1):
-        part = found.group(index)
-        if part is not None:
-            return _decoded(part)
-    return _decoded(found.group(0))
+        if found.start(index) >= 0:
+            return index
+    return 0
+
+
+def evidence_text(found) -> str:
+    """The text of `evidence_group`: the first capturing group that took part in the match, else the whole match."""
+    return _decoded(found.group(evidence_group(found)))
 
 
 def _decoded(part: str | bytes) -> str:

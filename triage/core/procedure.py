@@ -17,7 +17,7 @@ May import: the standard library, `triage.config` (types), `triage.core`.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from triage.config.bundle import Bundle
 from triage.core import steps
@@ -56,9 +56,18 @@ class _Context:
     analysis: Analysis
     decisions: Decisions
     merge: MergePolicy
+    # The rubric's own result of each step computed so far: a later step that reads it (step 5 on the rubric's
+    # own step 4) takes it from here instead of deciding the step again.
+    owned: dict[int, StepResult] = field(default_factory=dict)
 
     def template(self, step: CommentStep) -> str | None:
         return self.bundle.step_templates.get(step)
+
+    def own(self, step: int, compute: Callable[[], StepResult]) -> StepResult:
+        """The rubric's own result for the step, computed once."""
+        if step not in self.owned:
+            self.owned[step] = compute()
+        return self.owned[step]
 
     def decide(self, step: int, own: Callable[[], StepResult], read: Callable[[Judgement], StepResult],
                judgement: Judgement | None) -> StepResult:
@@ -66,9 +75,9 @@ class _Context:
         the rubric's own result and the judgement as the procedure reads it (`read`), or, when the policy names no
         rule for the step, the judgement as read (the rubric's own result is then not computed)."""
         if judgement is None:
-            return own()
+            return self.own(step, own)
         rule = self.merge.rule(step)
-        return read(judgement) if rule is None else rule(own(), read(judgement), judgement)
+        return read(judgement) if rule is None else rule(self.own(step, own), read(judgement), judgement)
 
 
 def run(snapshot: IssueSnapshot, bundle: Bundle, decisions: Decisions = NO_DECISIONS, *,
@@ -159,7 +168,11 @@ def _step4(c: _Context) -> StepResult:
             added = ()
         return StepResult(4, j.decision, added, reason=j.reason, by=j.by)
 
-    return c.decide(4, lambda: steps.step4_types(c.analysis, c.bundle.rubric, labels), read, c.decisions.get(4))
+    return c.decide(4, lambda: _own_step4(c), read, c.decisions.get(4))
+
+
+def _own_step4(c: _Context) -> StepResult:
+    return c.own(4, lambda: steps.step4_types(c.analysis, c.bundle.rubric, c.bundle.labels))
 
 
 def _step5(c: _Context, types: StepResult) -> StepResult:
@@ -187,7 +200,7 @@ def _own_step5(c: _Context, types: StepResult) -> StepResult:
     result = steps.step5_high_priority(c.analysis, rubric, labels, types)
     if result.decision == Flag.FLAG or c.merge.rule(5) is None or types.by == "rubric":
         return result
-    alone = steps.step5_high_priority(c.analysis, rubric, labels, steps.step4_types(c.analysis, rubric, labels))
+    alone = steps.step5_high_priority(c.analysis, rubric, labels, _own_step4(c))
     return alone if alone.decision == Flag.FLAG else result
 
 

@@ -71,8 +71,8 @@ def test_whenever_the_model_is_asked_it_decides_steps_4_and_5():
 
 PLAIN = ("DDP find_unused_parameters raises", "```\nRuntimeError: Expected to have finished reduction in the prior "
          "iteration\n```\n" + SCRIPT)
-AWAY = ("Training loss is NaN with AMP on my GPU", "A single GPU, no distributed code at all: plain torch.nn with "
-        "torch.cuda.amp. CUDA out of memory after a while as well.")
+AWAY = ("Training loss is NaN with AMP on my GPU", ("A single GPU, no distributed code at all: plain torch.nn with "
+                                                   "torch.cuda.amp. CUDA out of memory after a while as well."))
 
 
 def test_by_default_the_model_reads_steps_4_and_5_of_every_issue_on_which_they_run():

@@ -8,12 +8,13 @@ The resolutions come from the procedure's own words (the seed's steps 4-6 and Py
 and label list); pt2's and the storage example's prompts state the ones that apply to them (last test)."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import pytest
-from engine_helpers import bundle as distributed_bundle, fenced, rest_comment, rest_issue
+from engine_helpers import bundle as distributed_bundle
+from engine_helpers import fenced, rest_comment, rest_issue
 from llm_helpers import issue
 
 from triage.config.bundle import load_bundle
@@ -262,7 +263,7 @@ def test_the_rubric_reads_by_the_same_rule(row):
 def test_the_no_flag_reasons_are_stated_in_the_order_the_queue_gives(system):
     reasons = no_flag_reasons(load_bundle())
     assert list(reasons) == list(load_bundle().rubric.high_priority.no_flag_reasons)
-    assert list(reasons)[0] == "not_distributed" and list(reasons)[-1] == "no_criterion_met"
+    assert next(iter(reasons)) == "not_distributed" and list(reasons)[-1] == "no_criterion_met"
     at = [system.index(f"`{name}`: {flat(text)}") for name, text in reasons.items()]
     assert at == sorted(at)
 

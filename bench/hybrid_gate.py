@@ -1,7 +1,10 @@
 """When the hybrid planner would ask the model, measured on eval datasets with a procedure answer key.
 
-    python bench/hybrid_gate.py                       # ../shared/eval dev + dev2 with their keys
-    python bench/hybrid_gate.py DATA.jsonl KEY.jsonl [DATA KEY ...]
+    python bench/hybrid_gate.py [--gate]              # ../shared/eval dev + dev2 with their keys
+    python bench/hybrid_gate.py [--gate] DATA.jsonl KEY.jsonl [DATA KEY ...]
+
+`--gate`: as with `hybrid: {gate: true}` (ask only where a trigger fires); without it, the rubric's own settings
+(the bundled `gate: false` asks about every issue whose steps 4 and 5 run).
 
 No model is called: the gate (`triage.planners.hybrid.uncertain_steps`) decides from the rubric's plan alone, so
 what it would send is measured exactly. Per dataset and per fixed half (`triage.evaluation.figures.half_of`):
@@ -18,6 +21,7 @@ Imports: the standard library and the project (`triage`). Nothing here is import
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -41,9 +45,11 @@ def _ratio(n: int, d: int) -> str:
     return f"{n / d:.3f} ({n}/{d})" if d else "n/a"
 
 
-def measure(data: Path, key_path: Path, bundle) -> dict[str, dict[str, int]]:
+def measure(data: Path, key_path: Path, bundle, gate: bool | None = None) -> dict[str, dict[str, int]]:
     key = {json.loads(line)["id"]: json.loads(line) for line in key_path.read_text(encoding="utf-8").splitlines() if line.strip()}
     settings = HybridSettings.from_rubric(bundle.rubric)
+    if gate is not None:
+        settings = dataclasses.replace(settings, gate=gate)
     counts: dict[str, dict[str, int]] = {}
     for row in read_dataset(data):
         entry = key[row.id]
@@ -71,6 +77,8 @@ def measure(data: Path, key_path: Path, bundle) -> dict[str, dict[str, int]]:
 
 
 def main(argv: list[str]) -> int:
+    gate = True if "--gate" in argv else None
+    argv = [a for a in argv if a != "--gate"]
     pairs = [(Path(a), Path(b)) for a, b in zip(argv[::2], argv[1::2])] if argv else DEFAULT
     missing = [str(p) for pair in pairs for p in pair if not p.is_file()]
     if missing:
@@ -81,7 +89,7 @@ def main(argv: list[str]) -> int:
           "recall, sure: high | false flags |")
     print("|---|---|---|---|---|---|---|---|")
     for data, key in pairs:
-        counts = measure(data, key, bundle)
+        counts = measure(data, key, bundle, gate)
         for half in ("A", "B", "all"):
             c = counts.get(half)
             if c:

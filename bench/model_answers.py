@@ -5,7 +5,10 @@ hybrid side by side.
     python bench/model_answers.py capture DATASET.jsonl OUT/ [--config DIR] [--per-folder 60]
     python bench/model_answers.py check OUT/prompts/
     python bench/model_answers.py score DATASET.jsonl KEY.jsonl OUT/prompts/ [--config DIR] [--json FILE]
+                                        [--hybrid-gate]
     python bench/model_answers.py serve OUT/prompts/ [--port-file FILE]     # the stand-in alone, until Ctrl-C
+    python bench/model_answers.py cost OUT/prompts/ ANSWERS/ --price IN READ WRITE OUT [--schema-cached]
+                                       [--share 0.643]                      # dollars per 100 issues
     python bench/model_answers.py mechanical OUT/prompts/ DATASET.jsonl     # harness test answers only
 
 - `capture` strips the dataset to its issues (`{"issue", "comments"}`: no gold, no key), runs `ptd-triage plan
@@ -17,13 +20,22 @@ hybrid side by side.
   schema and agreeing with itself. `check` says, per file, what is missing, invalid or contradictory, and which
   quotes are not words of the issue (a `no_flag` whose quote is not found cannot clear a rubric flag in hybrid).
 - `score` serves the answers from a stand-in on 127.0.0.1 and runs `ptd-triage eval --key` three times (rubric,
-  llm, hybrid) on the same dataset, then prints one table: high-priority recall and false flags, right type on
+  llm, hybrid; with `--hybrid-gate` a fourth, `hybrid-gate`: hybrid with `hybrid: {gate: true}` laid over the
+  queue's rubric, asking only where the gate's triggers fire) on the same dataset, then prints one table:
+  high-priority recall and false flags, right type on
   requests and a type on non-requests (the key's), routing and module F1 (people's labels), the share of issues
   that asked the model, and tokens. The stand-in checks every request against the captured prompt (sha256 of the
   system and user messages; a repair call extends the user message): an answer to a prompt that has changed since
   capture is refused and counted, never scored. Tokens are estimated (4 characters a token) and the stand-in plays
   OpenAI's automatic prefix cache (a system prompt it has seen, 1,024 tokens or more, is reported as cached in
   128-token blocks), so the columns show what the prompt costs, not what a provider billed.
+- `cost` prices 100 issues of the captured kind from the prompts' sizes (system, user and schema, 4 characters a
+  token) and the answers' (output): IN, READ, WRITE and OUT are a provider's list prices in US dollars per million
+  tokens (input, cache read, cache write, output). The system prompt is the cached prefix, in 128-token blocks
+  (`--schema-cached`: the answer schema too, as OpenAI caches it in front of the system message); "warm" is a run
+  whose calls come within the cache's lifetime (one write, then reads), "cold" one where every call is past it (a
+  write each time, or the full input price where writing is free). `--share`: the share of issues asked. Hidden
+  reasoning or thinking tokens are not in the answers: add them at the output price.
 - `mechanical` writes answers that repeat the rubric's own plan (quoting the title), for testing this harness
   only: they measure nothing.
 
@@ -372,22 +384,47 @@ def table(rows: dict[str, dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def score(dataset: Path, key: Path, answers: Path, config: str | None, json_out: Path | None) -> int:
+def gated_config(config: str | None, into: Path) -> str:
+    """The queue `config` names (a queue folder, a repository config file, or the bundled distributed queue) with
+    `hybrid: {gate: true}` laid over its rubric, written under `into`; the prompt it renders is the same."""
+    import yaml
+
+    source = Path(config) if config else ROOT / "queues" / "distributed"
+    if source.is_dir():
+        folder = into / "queue"
+        shutil.copytree(source, folder)
+        rubric = folder / "rubric.yaml"
+        data = yaml.safe_load(rubric.read_text(encoding="utf-8"))
+        data.setdefault("hybrid", {})["gate"] = True
+        rubric.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=200), encoding="utf-8")
+        return str(folder)
+    data = yaml.safe_load(source.read_text(encoding="utf-8")) or {}
+    data.setdefault("rubric", {}).setdefault("hybrid", {})["gate"] = True
+    file = into / "ptd-triage.yml"
+    file.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=200), encoding="utf-8")
+    return str(file)
+
+
+def score(dataset: Path, key: Path, answers: Path, config: str | None, json_out: Path | None,
+          hybrid_gate: bool = False) -> int:
     rows, raw = {}, {}
-    with StandIn("serve", answers) as stand_in:
-        for planner in PLANNERS:
+    runs = [(planner, planner, config) for planner in PLANNERS]
+    with tempfile.TemporaryDirectory() as tmp, StandIn("serve", answers) as stand_in:
+        if hybrid_gate:
+            runs.append(("hybrid-gate", "hybrid", gated_config(config, Path(tmp))))
+        for column, planner, queue in runs:
             stand_in.seen_systems.clear()  # each planner's run starts with a cold cache, as a run would
             args = ["eval", str(dataset), "--key", str(key), "--format", "json", "--planner", planner,
-                    *(["--config", config] if config else [])]
+                    *(["--config", queue] if queue else [])]
             if planner != "rubric":
                 args += model_options(stand_in.url)
             run = ptd_triage(args)
             if run.returncode not in (0, 1) or not run.stdout.strip():
-                print(f"score: eval --planner {planner} failed (exit {run.returncode}): {run.stderr[-1500:]}",
-                      file=sys.stderr)
+                print(f"score: eval --planner {planner} ({column}) failed (exit {run.returncode}): "
+                      f"{run.stderr[-1500:]}", file=sys.stderr)
                 return 2
-            raw[planner] = json.loads(run.stdout)
-            rows[planner] = figures(raw[planner])
+            raw[column] = json.loads(run.stdout)
+            rows[column] = figures(raw[column])
         counts = dict(stand_in.counts)
     print(f"{dataset.name} with {key.name}, answers from {answers}\n")
     print(table(rows))
@@ -397,6 +434,36 @@ def score(dataset: Path, key: Path, answers: Path, config: str | None, json_out:
         json_out.write_text(json.dumps({"dataset": str(dataset), "key": str(key), "answers": str(answers),
                                         "figures": rows, "stand_in": counts}, indent=1) + "\n", encoding="utf-8")
     return 1 if counts["changed"] else 0
+
+
+# ---- cost ------------------------------------------------------------------------------------------------------
+
+def cost(prompts: Path, answers: Path, price: list[float], schema_cached: bool, share: float) -> int:
+    given, read, write, out = price
+    rows, outputs = [], []
+    answered = index(answers, "answer")
+    for number, path in index(prompts, "prompt").items():
+        document = json.loads(path.read_text(encoding="utf-8"))
+        system, user = _messages(document)
+        rows.append((tokens(system), tokens(user), tokens(json.dumps(document.get("response_format") or {}))))
+        if number in answered:
+            outputs.append(tokens(answered[number].read_text(encoding="utf-8")))
+    if not rows or not outputs:
+        print(f"cost: no prompts in {prompts} or no answers in {answers}", file=sys.stderr)
+        return 2
+    n = len(rows)
+    system, user, schema = (sum(r[i] for r in rows) / n for i in range(3))
+    output = sum(outputs) / len(outputs)
+    prefix = system + (schema if schema_cached else 0)
+    cached = prefix // CACHE_BLOCK * CACHE_BLOCK
+    rest = system + schema + user - cached
+    calls = 100 * share
+    warm = (cached * write + (calls - 1) * cached * read + calls * (rest * given + output * out)) / 1_000_000
+    cold = calls * (cached * write + rest * given + output * out) / 1_000_000
+    print(f"{n} prompts, {len(outputs)} answers: per call {system:,.0f} system + {schema:,.0f} schema + "
+          f"{user:,.0f} user tokens in ({cached:,.0f} cached), {output:,.0f} out")
+    print(f"per 100 issues, {share:.3f} of them asked: ${warm:.3f} with the cache warm, ${cold:.3f} cold")
+    return 0
 
 
 # ---- serve, mechanical -----------------------------------------------------------------------------------------
@@ -481,9 +548,17 @@ def main(argv: list[str]) -> int:
     p.add_argument("answers", type=Path)
     p.add_argument("--config")
     p.add_argument("--json", type=Path)
+    p.add_argument("--hybrid-gate", action="store_true",
+                   help="a fourth column: hybrid with `hybrid: {gate: true}` over the queue's rubric")
     p = sub.add_parser("serve")
     p.add_argument("directory", type=Path)
     p.add_argument("--port-file", type=Path)
+    p = sub.add_parser("cost")
+    p.add_argument("prompts", type=Path)
+    p.add_argument("answers", type=Path)
+    p.add_argument("--price", type=float, nargs=4, metavar=("IN", "READ", "WRITE", "OUT"), required=True)
+    p.add_argument("--schema-cached", action="store_true")
+    p.add_argument("--share", type=float, default=1.0)
     p = sub.add_parser("mechanical")
     p.add_argument("directory", type=Path)
     p.add_argument("dataset", type=Path)
@@ -493,9 +568,11 @@ def main(argv: list[str]) -> int:
     if args.command == "check":
         return check(args.directory)
     if args.command == "score":
-        return score(args.dataset, args.key, args.answers, args.config, args.json)
+        return score(args.dataset, args.key, args.answers, args.config, args.json, args.hybrid_gate)
     if args.command == "serve":
         return serve(args.directory, args.port_file)
+    if args.command == "cost":
+        return cost(args.prompts, args.answers, args.price, args.schema_cached, args.share)
     return mechanical(args.directory, args.dataset)
 
 

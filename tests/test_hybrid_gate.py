@@ -1,6 +1,7 @@
-"""When the hybrid planner asks the model (triage/planners/hybrid.py, escalation.py): on every issue the rubric
-flags, every request the rubric finds, and step 5 by the issue's class; and whenever it asks, the model's reading
-of steps 4 and 5 decides (issue 28).
+"""When the hybrid planner asks the model (triage/planners/hybrid.py, escalation.py). By default (`gate: false`,
+issue 38) on every issue whose steps 4 and 5 run; with `gate: true` on every issue the rubric flags, every request
+the rubric finds, and step 5 by the issue's class; an issue the rubric could not read whatever the gate; and
+whenever it asks, the model's reading of steps 4 and 5 decides (issue 28).
 
 Invented issues, written for this file. The step-5 gate's point: a high-priority issue the rubric scores zero (its
 wording is unknown to every criterion) must still reach the model, while a plain bug report and a request about
@@ -22,8 +23,13 @@ SCRIPT = fenced("import torch.distributed as dist\nmodel = DDP(net)\nloss.backwa
 
 
 def step5_only(b) -> HybridSettings:
-    """The rubric's gate with only step 5's class deciding (no request trigger, nothing added when asked)."""
-    return dataclasses.replace(HybridSettings.from_rubric(b.rubric), on_request=(), model_decides=())
+    """The rubric's gate, on, with only step 5's class deciding (no request trigger, nothing added when asked)."""
+    return dataclasses.replace(HybridSettings.from_rubric(b.rubric), gate=True, on_request=(), model_decides=())
+
+
+def gated(b) -> HybridSettings:
+    """The rubric's settings with the gate on (`hybrid: {gate: true}`)."""
+    return dataclasses.replace(HybridSettings.from_rubric(b.rubric), gate=True)
 
 
 def asked(title: str, body: str, settings: HybridSettings | None = None):
@@ -40,6 +46,7 @@ def test_the_gate_is_read_from_the_rubric():
     assert gate.cues and "blocking" in gate.cues and gate.request_cues == ("crash_signal",)
     assert gate.confirm_flags is True
     assert settings.on_request == ("feature", "enhancement") and settings.model_decides == (4, 5)
+    assert settings.gate is False  # the model reads steps 4 and 5 of every issue on which they run
     # Requests the rubric does not see as requests are the hybrid's type misses (the model types them right when
     # asked): measured on dev2's and set10's blind answers, asking on any request evidence raised hybrid's right type
     # 0.860 -> 0.884 and 0.700 -> 0.900 (the model alone: 0.953 and 0.900), for 4-7 points more of issues asked.
@@ -48,7 +55,7 @@ def test_the_gate_is_read_from_the_rubric():
 
 def test_whenever_the_model_is_asked_it_decides_steps_4_and_5():
     b = bundle()
-    settings = HybridSettings.from_rubric(b.rubric)
+    settings = gated(b)
     # Asked for the request alone (no step-5 class): steps 4, 5 and 6 are the model's.
     issue = snap("Add a way to name a sub-mesh", "### 🚀 The feature, motivation and pitch\n\nPlease add a "
                  "`name=` to DeviceMesh slicing so logs can tell sub-meshes apart.")
@@ -60,6 +67,75 @@ def test_whenever_the_model_is_asked_it_decides_steps_4_and_5():
     plain = snap("DDP find_unused_parameters raises", "```\nRuntimeError: Expected to have finished reduction in "
                  "the prior iteration\n```\n" + SCRIPT)
     assert uncertain_steps(plain, b, plan_issue(plain, b), settings) == (frozenset(), ())
+
+
+PLAIN = ("DDP find_unused_parameters raises", "```\nRuntimeError: Expected to have finished reduction in the prior "
+         "iteration\n```\n" + SCRIPT)
+AWAY = ("Training loss is NaN with AMP on my GPU", ("A single GPU, no distributed code at all: plain torch.nn with "
+                                                   "torch.cuda.amp. CUDA out of memory after a while as well."))
+
+
+def test_by_default_the_model_reads_steps_4_and_5_of_every_issue_on_which_they_run():
+    b = bundle()
+    settings = HybridSettings.from_rubric(b.rubric)
+    # A plain bug report the gate would not ask about: the model still reads its type and possible high priority.
+    issue = snap(*PLAIN)
+    take, why = uncertain_steps(issue, b, plan_issue(issue, b), settings)
+    assert take == {4, 5} and why == ("steps 4 and 5 run on this issue: the model reads them",)
+    # Other triggers still say which of steps 1-3 and 6 the model decides.
+    request = snap("Add a way to name a sub-mesh", "### 🚀 The feature, motivation and pitch\n\nPlease add a "
+                   "`name=` to DeviceMesh slicing so logs can tell sub-meshes apart.")
+    take, why = uncertain_steps(request, b, plan_issue(request, b), settings)
+    assert {4, 5, 6} <= take and why[0].startswith("steps 4 and 5 run") and any("a request (" in w for w in why)
+    # An issue the rubric sends away, with nothing pulling the other way: steps 4 and 5 do not run, nothing is asked.
+    away = snap(*AWAY)
+    plan = plan_issue(away, b)
+    assert plan.step(1).decision == "not_distributed" and plan.step(4) is None
+    assert uncertain_steps(away, b, plan, settings) == (frozenset(), ())
+
+
+class Unread:
+    """A stand-in for the rubric's analysis carrying an `unread` note (what the rubric could not read), over the
+    real analysis of the issue."""
+
+    def __init__(self, analysis, unread):
+        self._analysis, self.unread = analysis, unread
+
+    def __getattr__(self, name):
+        return getattr(self._analysis, name)
+
+
+@pytest.mark.parametrize("note", ["prose in CJK", ("a log with no prose", "a one-line body"), ["a bot's template"]])
+def test_an_issue_the_rubric_could_not_read_is_asked_whatever_the_gate(note):
+    from triage.core import steps
+    from triage.planners.hybrid import unread_parts
+
+    b = bundle()
+    for title, body in (PLAIN, AWAY):
+        issue = snap(title, body)
+        plan = plan_issue(issue, b)
+        analysis = steps.analyse(issue, b.rubric, b.templates.names)
+        assert uncertain_steps(issue, b, plan, gated(b), analysis=analysis)[0] == set()  # the gate alone: no
+        take, why = uncertain_steps(issue, b, plan, gated(b), analysis=Unread(analysis, note))
+        parts = unread_parts(Unread(analysis, note))
+        assert parts and why[-1] == f"the rubric could not read the issue ({'; '.join(parts)})"
+        assert {4, 5, 6} <= take
+        # Sent away by a rubric that could not read it: whether it is the queue's is the model's too.
+        assert (1 in take) == (plan.step(1).decision == "not_distributed")
+
+
+def test_what_counts_as_an_unread_note():
+    from triage.planners.hybrid import unread_parts
+
+    class Analysis:
+        pass
+
+    a = Analysis()
+    assert unread_parts(a) == ()  # an analysis without the note: the rubric read it
+    for note, parts in ((None, ()), ("", ()), ((), ()), ("prose in Cyrillic", ("prose in Cyrillic",)),
+                        (["a log only", ""], ("a log only",))):
+        a.unread = note
+        assert unread_parts(a) == parts
 
 
 def test_request_evidence_below_the_threshold_asks_when_configured():
@@ -144,7 +220,7 @@ def test_an_unknown_gate_key_is_a_validation_error(tmp_path):
 
 def test_a_trap_is_asked_about_only_while_the_queue_evidence_does_not_outweigh_it():
     b = bundle()
-    settings = HybridSettings.from_rubric(b.rubric)
+    settings = gated(b)
     assert settings.trap_outweighed == 3
 
     def step1_asked(title: str, body: str) -> bool:

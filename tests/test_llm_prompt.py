@@ -17,7 +17,7 @@ from llm_helpers import issue
 from triage.config.bundle import load_bundle
 from triage.planners.model.prompt import procedure_context, prompt_path, render, route_rule
 from triage.planners.model.schema import DECISIONS, NO_FLAG_NONE, NO_FLAG_REASONS, NO_FLAG_VALUES, criteria_names, \
-    plan_schema
+    no_flag_reasons, plan_schema
 
 ROOT = Path(__file__).resolve().parents[1]
 QUEUES = {"distributed": lambda: load_bundle(), "pt2": lambda: load_bundle(queue="pt2"),
@@ -43,8 +43,10 @@ def test_each_queue_prompt_says_what_its_configuration_says(queue):
         assert f"`{c.name}`" in system and (not c.description or _flat(c.description) in system), c.name
     for kind in ("request", "feature", "enhancement", "performance"):  # step 4 in the configuration's words
         assert _flat(getattr(bundle.rubric, kind).description) in system, kind
-    for name, text in NO_FLAG_REASONS.items():  # the closed list a no_flag answers from
-        assert f"`{name}`: {_flat(text)}" in system, name
+    reasons = no_flag_reasons(bundle)  # the closed list a no_flag answers from, in the queue's words and order
+    assert set(reasons) == set(NO_FLAG_REASONS)
+    at = [system.index(f"`{name}`: {_flat(text)}") for name, text in reasons.items()]
+    assert at == sorted(at), "the reasons are stated in the order the first that fits is taken"
     for route in bundle.rubric.routes:
         assert f"`{route}`" in system
     # Only step 1 stops the procedure for every later step; no route is said to skip a step the procedure runs.
@@ -83,14 +85,13 @@ def test_the_distributed_prompt_keeps_high_priority_and_type_on_the_routes_that_
 
 def test_step4_in_the_procedures_words(prompt):
     system = _flat(prompt.system)
-    assert "`feature`: wholly new functionality that does not exist today in any form." in system
-    assert "does what the issue asks for exist today in any form" in system
-    assert "Then it is an improvement of what exists: `enhancement`. If nothing like it exists yet, it is new: " \
-           "`feature`, whatever shape the request gives it" in system
+    assert "`feature`: wholly new functionality that does not exist today in any form" in system
+    assert "does what is asked exist today in PyTorch in any form" in system
+    assert "Then `enhancement`; otherwise `feature`, whatever shape the request gives it" in system
     # A workaround the reporter builds is no existing form of the thing (a blind reader of an earlier prompt, told
     # that "a manual workaround" counts as existing, typed nearly every feature request as an enhancement).
-    assert "code the reporter writes themselves to get around its absence, or another library, does not make it " \
-           "exist" in system
+    assert "Only PyTorch counts: code the reporter writes themselves to get around the gap, or another library " \
+           "that has it, does not make it exist" in system
     assert "manual workaround" not in system
     assert "a new option, default, message or speed-up of an existing thing is an `enhancement`" not in system
     for kind in ("usage question", "documentation problem", "DISABLED or flaky-test"):
@@ -101,9 +102,10 @@ def test_step5_a_flag_asks_a_person_and_no_flag_gives_a_reason_and_a_quote(promp
     system = _flat(prompt.system)
     assert "security" not in system.lower()
     assert "not a verdict of severity" in system.lower() and "asks a person to look" in system.lower()
-    assert "one report does not rule it out" in system.lower()
+    assert "is met by one report on one setup: none needs many users" in system.lower()
     assert "when in doubt whether a criterion is met, flag" in system.lower()
-    assert "Every `no_flag` gives its `no_flag_reason`" in system and "a `quote` copied from the issue" in system
+    assert "Every `no_flag` gives its `no_flag_reason`, the first of these that fits, in this order" in system
+    assert "a `quote` copied from the issue" in system
     assert f"A flag's no_flag_reason is `{NO_FLAG_NONE}`" in system
 
 
@@ -167,8 +169,8 @@ def test_the_schema_means_what_the_procedure_means():
     high = schema["properties"]["high_priority"]["properties"]
     assert high["criteria"]["items"]["enum"] == criteria_names(load_bundle())
     assert high["no_flag_reason"]["enum"] == list(NO_FLAG_VALUES) and NO_FLAG_VALUES[-1] == NO_FLAG_NONE
-    for name, text in NO_FLAG_REASONS.items():  # each value explained in the schema too
-        assert f"{name}: {text}" in high["no_flag_reason"]["description"]
+    for name, text in no_flag_reasons(load_bundle()).items():  # each value explained in the schema too
+        assert f"{name}: {_flat(text)}" in high["no_flag_reason"]["description"]
     assert set(DECISIONS["high_priority"]) == {"flag", "no_flag"}
 
 
@@ -191,7 +193,9 @@ def test_a_rubric_states_its_own_type_definitions():
     bundle = load_bundle()
     path = bundle.rubric.path
     data, _ = compose_yaml(Path(path).read_text(encoding="utf-8"), path)
-    assert bundle.rubric.feature.description == DEFAULT_TYPE_DESCRIPTIONS["feature"]
+    assert bundle.rubric.feature.description.startswith(DEFAULT_TYPE_DESCRIPTIONS["feature"])
+    del data["types"]["request"]["description"]  # absent: the procedure's words
+    assert compile_rubric(data, path).request.description == DEFAULT_TYPE_DESCRIPTIONS["request"]
     data["types"]["feature"]["description"] = "a capability nobody can reach today"
     rubric = compile_rubric(data, path)
     assert rubric.feature.description == "a capability nobody can reach today"

@@ -6,6 +6,7 @@ prints one table; an answer to a prompt that changed since capture is refused, n
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -71,6 +72,19 @@ def test_answers_are_checked_served_and_scored_side_by_side(captured):
     assert llm["asked"] == 1.0 and llm["calls"] == 13 and llm["fallbacks"] == 0
     assert 0 < hybrid["asked"] < 1 and hybrid["input_tokens"] > 0 and llm["input_tokens"] > hybrid["input_tokens"]
     assert "0 refused because the prompt changed since capture" in scored.stdout
+    # Hybrid with the gate on, as a fourth column over the same answers: it asks less than the default.
+    gated = _run("score", str(DATA), str(key), str(prompts), "--hybrid-gate", "--json", str(out / "gated.json"))
+    assert gated.returncode == 0, gated.stdout + gated.stderr
+    table = [line for line in gated.stdout.splitlines() if line.startswith("| ")]
+    assert [line.split("|")[1].strip() for line in table[1:]] == ["rubric", "llm", "hybrid", "hybrid-gate"]
+    figures = json.loads((out / "gated.json").read_text(encoding="utf-8"))["figures"]
+    assert figures["hybrid"] == hybrid and figures["hybrid-gate"]["asked"] < hybrid["asked"]
+    assert "0 refused because the prompt changed since capture" in gated.stdout
+    # What 100 such issues cost at a price list, with the system prompt as the cached prefix.
+    priced = _run("cost", str(prompts), str(prompts), "--price", "1", "0.1", "1.25", "5")
+    assert priced.returncode == 0, priced.stderr
+    warm, cold = map(float, re.findall(r"\$(\d+\.\d+)", priced.stdout.splitlines()[-1]))
+    assert 0 < warm < cold and "13 prompts, 13 answers" in priced.stdout
 
 
 def test_a_wrong_or_changed_answer_is_reported_never_scored(captured, tmp_path):

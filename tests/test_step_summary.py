@@ -311,8 +311,10 @@ def test_a_flag_names_its_criteria_from_the_step_not_from_the_wording_of_its_rea
                         reason="step 5: possibly high priority — multinode_hang (score 4; ...) — a human must look first")
     plan = Plan(issue=1, outcome="high_priority", add_labels=("triage review",), steps=(rubric,))
     assert attention(IssueResult(number=1, plan=plan, criteria=criteria)) == (
-        "possibly high priority: a hang affecting multi-node or multi-GPU training (NCCL timeout, deadlock in "
-        "collectives)")
+        "possibly high priority: a hang affecting multi-node training (NCCL timeout, deadlock in collectives)")
+    # A description says what the criterion is, then (after ": ") how to read it: a report shows what it is.
+    assert ": " in criteria["multinode_hang"] and "personal machine" not in attention(
+        IssueResult(number=1, plan=plan, criteria=criteria))
     # Without criteria (an older plan), the reason is shown instead.
     bare = StepResult(5, "flag", ("triage review",), reason="step 5: flagged by hand")
     assert why(bare) == "possibly high priority: flagged by hand"

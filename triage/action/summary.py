@@ -128,8 +128,9 @@ def attention(result) -> str | None:
 
 
 def _criterion(name: str, criteria: dict) -> str:
-    """A criterion as the rubric describes it ("a hang affecting multi-node ..."), never its id."""
-    text = str(criteria.get(name) or name.replace("_", " ")).strip().rstrip(".")
+    """A criterion as the rubric describes it ("a hang affecting multi-node ..."), never its id: what it is, the
+    description's words before its first ": " (after it, the description says how to read it)."""
+    text = str(criteria.get(name) or name.replace("_", " ")).split(": ", 1)[0].strip().rstrip(".")
     first = text.split(" ", 1)[0]
     return text if len(first) > 1 and first.isupper() else text[:1].lower() + text[1:]  # "NCCL ..." stays
 

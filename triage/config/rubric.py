@@ -100,6 +100,8 @@ class HighPriority:
     slots: dict[str, Pattern] = field(default_factory=dict)  # the frames' vocabulary: slot name -> pattern
     counter_frames: tuple[Frame, ...] = ()
     locations: dict[str, float] = field(default_factory=dict)  # step 5's own location weights, over `locations`
+    # Why an issue is not flagged, in the queue's words and order (`no_flag_reasons`; the model planners' prompt).
+    no_flag_reasons: dict[str, str] = field(default_factory=dict)
 
     @property
     def frames(self) -> tuple[Frame, ...]:
@@ -286,6 +288,7 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
             slots=slots,
             counter_frames=frames(counter.get("frames", []), slots, "high_priority/counter_evidence"),
             locations={k: float(v) for k, v in (raw.get("locations") or {}).items()},
+            no_flag_reasons={str(k): str(v) for k, v in (raw.get("no_flag_reasons") or {}).items()},
         )
 
     def declared(raw: dict | None) -> Declared | None:

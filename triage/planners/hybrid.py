@@ -1,7 +1,15 @@
-"""The `hybrid` planner: the rubric routes and classifies modules where it is sure; the model is asked where it is
-not, and whenever it is asked, its reading of the type (step 4) and of possible high priority (step 5) decides.
+"""The `hybrid` planner: the rubric routes and classifies modules where it is sure; the model reads the type (step 4)
+and possible high priority (step 5) of every issue on which those steps run, and decides them.
 
 When to ask is data, in the rubric's optional `hybrid:` section (defaults below when it is absent):
+- `gate` (default false): false, the model is asked on every issue whose steps 4 and 5 run, whatever the rubric
+  recognised (a writer the rubric has never seen states a criterion or a request in words it does not know, and a
+  gate on the rubric's findings never shows the model those issues); true, only where one of the triggers below
+  fires (cheaper; its measured loss on a fresh writer is in docs/llm.md). The triggers also say, either way, when
+  the model decides steps 1-3 and 6;
+- whatever the gate: an issue the rubric could not read (`unread` on the rubric's analysis: prose in a script it
+  has no words for, nothing but a log, a bot's template, a one-line body) is asked about steps 4-6, and about step
+  1 when the rubric sent it away as not the queue's;
 - `trap_mixed`: a not-distributed trap matched while distributed evidence is above `trap_max_distributed`
   and below `trap_outweighed` times the trap's score (step 1 is then the model's; evidence that outweighs
   the trap that many times over is an answer, not a doubt: "[FSDP][DTensor] dynamo error" is not a question);
@@ -37,12 +45,15 @@ from triage.core import steps
 from triage.core.merge import HYBRID
 from triage.core.plan import Plan
 from triage.core.snapshot import IssueSnapshot
+from triage.core.vocab import Distributed
 from triage.planners.escalation import HighPriorityGate, step5_escalation
 from triage.planners.model.planner import ModelPlanner, client_from
 
 
 @dataclass(frozen=True)
 class HybridSettings:
+    # False: the model reads steps 4 and 5 of every issue on which they run; true: only where a trigger fires.
+    gate: bool = False
     trap_mixed: bool = True
     trap_max_distributed: float = 0.0
     # Distributed evidence this many times the trap's score outweighs it: the rubric is sure (0: never).
@@ -64,6 +75,7 @@ class HybridSettings:
         raw: Mapping[str, Any] = getattr(rubric, "hybrid", None) or {}
         base = cls()
         return cls(
+            gate=bool(raw.get("gate", base.gate)),
             trap_mixed=bool(raw.get("trap_mixed", base.trap_mixed)),
             trap_max_distributed=float(raw.get("trap_max_distributed", base.trap_max_distributed)),
             trap_outweighed=float(raw.get("trap_outweighed", base.trap_outweighed)),
@@ -133,9 +145,34 @@ def uncertain_steps(snapshot: IssueSnapshot, bundle: Bundle, plan: Plan, setting
     if reason:
         take.add(5)
         why.append(reason)
+    judged = [s for s in (s4, by_step.get(5)) if s is not None and not s.skipped]
+    if judged and not settings.gate:
+        take.update({4, 5})
+        why.insert(0, "steps 4 and 5 run on this issue: the model reads them")
+    unread = unread_parts(analysis)
+    if unread:  # whatever the gate: what the rubric could not read, the model reads
+        take.update({4, 5, 6})
+        s1 = by_step.get(1)
+        if s1 is not None and s1.decision == Distributed.NO:
+            take.add(1)
+        why.append(f"the rubric could not read the issue ({'; '.join(unread)})")
     if take:  # asked at all: its reading of these steps decides
         take.update(settings.model_decides)
     return frozenset(take), tuple(why)
+
+
+def unread_parts(analysis: steps.Analysis) -> tuple[str, ...]:
+    """What the rubric's reading of the issue says it could not read (its analysis' `unread` note: a phrase or a
+    sequence of them; nothing when the analysis carries no such note)."""
+    note = getattr(analysis, "unread", None)
+    if not note:
+        return ()
+    if isinstance(note, str):
+        return (note,)
+    try:
+        return tuple(str(part) for part in note if part) or (str(note),)
+    except TypeError:
+        return (str(note),)
 
 
 class HybridPlanner(ModelPlanner):
@@ -155,4 +192,4 @@ def make_hybrid(client: Any = None, **options) -> HybridPlanner:
     return HybridPlanner(client if client is not None else client_from(options))
 
 
-__all__ = ["HybridPlanner", "HybridSettings", "make_hybrid", "uncertain_steps"]
+__all__ = ["HybridPlanner", "HybridSettings", "make_hybrid", "uncertain_steps", "unread_parts"]

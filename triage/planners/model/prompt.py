@@ -121,7 +121,7 @@ def procedure_context(bundle: Bundle) -> dict:
     """What the configured procedure does, from the data the rubric runs on: the prompt's system part is rendered
     from this alone (and the same for every issue). `route_rule` is the one sentence saying which steps run on the
     routes whose own team triages further, as `triage.core.procedure.run` runs them."""
-    from triage.planners.model.schema import NO_FLAG_NONE, NO_FLAG_REASONS
+    from triage.planners.model.schema import NO_FLAG_NONE, no_flag_reasons
 
     rubric, labels = bundle.rubric, bundle.labels
     routes = [{"name": name, "label": rule.label, "default": name == rubric.default_route,
@@ -138,7 +138,7 @@ def procedure_context(bundle: Bundle) -> dict:
         "criteria": [{"name": c.name, "description": c.description} for c in getattr(high, "criteria", ())],
         "types": {kind: getattr(rubric, kind).description for kind in ("request", "feature", "enhancement",
                                                                       "performance")},
-        "no_flag_reasons": [{"name": k, "text": v} for k, v in NO_FLAG_REASONS.items()],
+        "no_flag_reasons": [{"name": k, "text": v} for k, v in no_flag_reasons(bundle).items()],
         "no_flag_none": NO_FLAG_NONE,
         "max_module_labels": rubric.module_max_labels,
         "labels": [{"name": s.name, "role": s.role, "route": s.route, "description": s.description}

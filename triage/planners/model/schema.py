@@ -37,27 +37,31 @@ DECISIONS: dict[str, tuple[str, ...]] = {
 # Step 5: why an issue is not flagged. Every `no_flag` answer names one (and quotes the issue for it), so a reading
 # that clears a rubric's flag is a reason the procedure gives, checkable against the issue, never "it does not look
 # severe" (a flag asks a person to look; it is not a severity verdict). The values cover what the procedure means
-# by "not high priority": the criteria are about distributed bugs, as stated. `none` is a flag's value. The order
-# is the schema's (a stand-in's minimal answer takes the first); the text is what the prompt and the plan say.
+# by "not high priority". `none` is a flag's value. The names and this order are the schema's (a stand-in's minimal
+# answer takes the first); the texts are the procedure's words for a queue whose rubric gives none of its own
+# (`high_priority.no_flag_reasons`, in the queue's words and order: `no_flag_reasons`).
 NO_FLAG_REASONS: dict[str, str] = {
     "no_criterion_met": "a bug report that, read as stated, meets none of the criteria: an ordinary error or "
-                        "exception with its message, an unsupported case, a slowdown or extra memory, a failure "
-                        "while starting or configuring; or a criterion's words that are not this bug's (negated, "
-                        "as in \"no crash\"; quoted from a template, another issue or a log line it explains)",
+                        "exception with its message, a failure while starting or configuring; or a criterion's words "
+                        "that are not this bug's (negated, as in \"no crash\"; quoted from a template, another issue "
+                        "or a log line it explains)",
     "not_met_where_it_runs": "it would meet a criterion only where the criterion says it happens, and the issue "
-                             "shows it does not happen there (e.g. one process where the criterion needs a "
-                             "multi-node or multi-GPU job)",
-    "third_party_code": "the failure is in the reporter's own or a third party's code (their kernel, custom backend "
-                        "or extension, model code, another library), not in the code this queue triages",
-    "reporter_setup_or_misuse": "the reporter's own setup or misuse causes it, as the issue shows (e.g. a "
-                                "collective called on only some ranks, mismatched arguments across ranks, a wrong "
-                                "world size or environment variable, a network, driver or installation problem on "
+                             "shows it does not happen there",
+    "third_party_code": "the failure is in the reporter's own code or in software they bring (their scripts, "
+                        "plugins or extensions, another project), not in the code this queue triages",
+    "reporter_setup_or_misuse": "the reporter's own setup or misuse causes it, as the issue shows (a wrong "
+                                "configuration or environment variable, a network, driver or installation problem on "
                                 "their machines)",
     "docs_or_test_report": "a documentation problem or a test-infrastructure report (a DISABLED or flaky test, a "
-                           "CI job), not a bug in what users run",
+                           "CI job), whatever its log shows: not a bug in what users run",
     str(Distributed.NO): "step 1 found the issue is not this queue's at all",
-    "not_a_bug_report": "not a bug report: a feature or enhancement request, or a usage question",
+    "not_a_bug_report": "not a bug report: a feature or enhancement request (a performance one included), or a "
+                        "usage question",
 }
+# When several fit, the first in this order is the answer: what the issue is (not the queue's, not a bug report, a
+# docs or test report) before whose code or setup fails, and "no criterion met" last, when nothing else says why.
+NO_FLAG_ORDER = (str(Distributed.NO), "not_a_bug_report", "docs_or_test_report", "third_party_code",
+                 "reporter_setup_or_misuse", "not_met_where_it_runs", "no_criterion_met")
 NO_FLAG_NONE = "none"
 NO_FLAG_VALUES = (*NO_FLAG_REASONS, NO_FLAG_NONE)
 
@@ -72,6 +76,14 @@ def _step(decisions: list[str], extra: dict[str, Any] | None = None) -> dict[str
     }
     props.update(extra or {})
     return {"type": "object", "additionalProperties": False, "required": list(props), "properties": props}
+
+
+def no_flag_reasons(bundle: Bundle) -> dict[str, str]:
+    """The no_flag reasons as this queue states them, in the order the first that fits is taken: the rubric's
+    `high_priority.no_flag_reasons` (its order first), the procedure's words for any it does not state."""
+    own = dict(getattr(getattr(bundle.rubric, "high_priority", None), "no_flag_reasons", None) or {})
+    order = [name for name in own if name in NO_FLAG_REASONS] + [n for n in NO_FLAG_ORDER if n not in own]
+    return {name: own.get(name) or NO_FLAG_REASONS[name] for name in order}
 
 
 def no_flag_reason_text(value: Any) -> str:
@@ -102,8 +114,8 @@ def plan_schema(bundle: Bundle) -> dict[str, Any]:
                          "description": "flag: every step-5 criterion the issue plausibly meets (at least one); "
                                         "no_flag: []."},
             "no_flag_reason": {"type": "string", "enum": list(NO_FLAG_VALUES),
-                               "description": "no_flag: why no criterion is met, one of: " + "; ".join(
-                                   f"{name}: {text}" for name, text in NO_FLAG_REASONS.items())
+                               "description": "no_flag: why no criterion is met, the first of these that fits: "
+                               + "; ".join(f"{name}: {text}" for name, text in no_flag_reasons(bundle).items())
                                + ". flag: none. The step's quote supports it."}},
     }
     decisions = dict(DECISIONS, route=tuple(bundle.rubric.routes))
@@ -143,6 +155,6 @@ def schema_problems(value: Any, schema: dict[str, Any], where: str = "") -> list
     return []
 
 
-__all__ = ["DECISIONS", "MAX_QUOTE", "MAX_REASON", "NOT_APPLICABLE", "NO_FLAG_NONE", "NO_FLAG_REASONS",
-           "NO_FLAG_VALUES", "PARTS", "SCHEMA_NAME", "criteria_names", "module_labels", "no_flag_reason_text",
-           "plan_schema", "schema_problems"]
+__all__ = ["DECISIONS", "MAX_QUOTE", "MAX_REASON", "NOT_APPLICABLE", "NO_FLAG_NONE", "NO_FLAG_ORDER",
+           "NO_FLAG_REASONS", "NO_FLAG_VALUES", "PARTS", "SCHEMA_NAME", "criteria_names", "module_labels",
+           "no_flag_reason_text", "no_flag_reasons", "plan_schema", "schema_problems"]

@@ -1,0 +1,288 @@
+"""One coherent procedure text (issue 38): each place where blind readers of the model's prompt stopped, because two
+sentences said different things, is a row here. A row names the contradiction, the resolved rule in the words the
+rendered system prompt now states it (once), the sentences that contradicted it (no longer stated), where the rule
+lives in the queue's data (the rubric's wording keys the prompt renders, or the queue's prompt template), and,
+where the rubric's own reading follows the same rule, an invented issue the rubric decides by it.
+
+The resolutions come from the procedure's own words (the seed's steps 4-6 and PyTorch's distributed-triage rubric
+and label list); pt2's and the storage example's prompts state the ones that apply to them (last test)."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from engine_helpers import bundle as distributed_bundle
+from engine_helpers import fenced, rest_comment, rest_issue
+from llm_helpers import issue
+
+from triage.config.bundle import load_bundle
+from triage.core.snapshot import snapshot_from_json
+from triage.planners import plan_issue
+from triage.planners.model.prompt import render
+from triage.planners.model.schema import NO_FLAG_REASONS, no_flag_reasons
+
+ROOT = Path(__file__).resolve().parents[1]
+TEMPLATE = "template"  # the rule is the queue's prompt template's own sentence
+SCRIPT = fenced("import torch.distributed as dist\nmodel = DDP(net)\nloss.backward()")
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def rubric_plan(title: str, body: str, comments: tuple[str, ...] = ()):
+    snapshot = snapshot_from_json({"issue": rest_issue(title, body), "comments": [
+        rest_comment(text, login=f"other{i}", cid=i + 1) for i, text in enumerate(comments)]})
+    return plan_issue(snapshot, distributed_bundle())
+
+
+# ---- what the rubric does under the same rule ------------------------------------------------------------------
+
+def feature_or_enhancement_by_one_test():
+    falls_back = rubric_plan("all_to_all for bf16 falls back to a slower path", "Today all_to_all_single with "
+                             "bfloat16 currently works but falls back to a slower path through float32 copies. "
+                             "Please add a native bf16 path.\n" + SCRIPT)
+    assert falls_back.step(4).decision == "enhancement"
+    absent = rubric_plan("Add a collective to resize a process group", "There is no way to resize a process group "
+                         "today; nothing like this exists in c10d. Please add an API that grows a group in place.")
+    assert absent.step(4).decision == "feature"
+
+
+def slowdown_is_an_enhancement_or_against_a_version_a_regression():
+    slow = rubric_plan("Gloo all_reduce is slow on large tensors", "Gloo all_reduce works, the results are correct, "
+                       "it is just slow: 1.8 s for 1 GB where MPI takes 0.6 s on the same 25GbE network. Please make "
+                       "the Gloo path faster.\n" + SCRIPT)
+    assert "enhancement" in slow.add_labels and "module: performance" in slow.add_labels
+    assert slow.step(5).decision == "no_flag"
+    slower = rubric_plan("FSDP 30% slower after upgrading from 2.4 to 2.5", "The same script runs 30% slower on "
+                         "torch 2.5 than it did on torch 2.4; the all-gather no longer overlaps with compute.\n"
+                         + SCRIPT)
+    assert slower.step(4).decision == "none" and slower.step(5).criteria == ("regression",)
+
+
+def is_this_expected_asks_a_question():
+    plan = rubric_plan("Is a 25% drop in throughput expected going from 2 to 4 nodes?", "We see 25% lower "
+                       "throughput per GPU with DDP on 4 nodes than on 2. Is this expected? Any tuning advice?\n"
+                       + SCRIPT)
+    assert plan.step(4).decision == "none" and plan.step(5).decision == "no_flag"
+
+
+def one_same_here_is_not_many_users():
+    plan = rubric_plan("FSDP state_dict raises KeyError with use_orig_params", "```\nKeyError: 'layer.weight'\n```\n"
+                       + SCRIPT, comments=("Same here, we hit this too.",))
+    assert plan.step(5).decision == "no_flag"
+
+
+def crash_is_a_dying_process_not_an_exception():
+    exception = rubric_plan("DDP crashes at the first step", "Rank 2 crashes in the backward with this traceback:\n"
+                            "```\nTraceback (most recent call last):\n  File \"train.py\", line 3\nValueError: "
+                            "expected a tensor of shape [4, 4]\n```\n" + SCRIPT)
+    assert exception.step(5).decision == "no_flag"
+    terminate = rubric_plan("DDP job dies at the end of training", "At the end of training every rank prints\n```\n"
+                            "terminate called after throwing an instance of 'c10::Error'\n```\nand the job exits.\n"
+                            + SCRIPT)
+    assert terminate.step(5).criteria == ("crash",)
+
+
+def internal_assert_in_the_reducer_is_c10d():
+    reducer = rubric_plan("DDP internal error in the reducer", "```\nRuntimeError: INTERNAL ASSERT FAILED at "
+                          "\"/pytorch/torch/csrc/distributed/c10d/reducer.cpp\":700, please report a bug to "
+                          "PyTorch.\n```\n" + SCRIPT)
+    assert "internal_assert" in reducer.step(5).criteria
+    elastic = rubric_plan("torchrun agent fails", "```\nRuntimeError: INTERNAL ASSERT FAILED at \"torch/distributed/"
+                          "elastic/agent/server/api.py\":120, please report a bug to PyTorch.\n```\n"
+                          + fenced("torchrun --nnodes=2 train.py"))
+    assert "internal_assert" not in elastic.step(5).criteria
+
+
+def hang_affecting_multi_node_training():
+    one_node = rubric_plan("all_reduce hangs on one node with 8 GPUs", "With 8 GPUs on one node the all_reduce hangs "
+                           "after an hour of training and the NCCL watchdog times out.\n" + SCRIPT)
+    assert one_node.step(5).criteria == ("multinode_hang",)
+    laptop = rubric_plan("barrier hangs", "The barrier hangs forever on my laptop with two processes (gloo).\n"
+                         + SCRIPT)
+    assert laptop.step(5).decision == "no_flag"
+
+
+def a_bug_in_nccl_is_the_queues():
+    plan = rubric_plan("Segfault inside NCCL during all_reduce", "Rank 0 segfaults inside ncclAllReduce: "
+                       "Segmentation fault (core dumped). It looks like a bug in NCCL 2.18 itself.\n" + SCRIPT)
+    assert plan.step(5).criteria == ("crash",)
+
+
+def prose_steps_are_a_reproduction():
+    steps = rubric_plan("DDP fails when one rank skips the optimizer step", "To reproduce:\n\n1. start two ranks "
+                        "with torchrun --nproc_per_node=2\n2. skip the optimizer step on rank 1 and call backward\n\n"
+                        "The job then raises an error about reduction.")
+    assert steps.step(6).decision == "has_reproduction"
+    told = rubric_plan("DDP fails when one rank skips the optimizer step", "Start two ranks and skip the optimizer "
+                       "step on rank 1; the job then raises an error about reduction.")
+    assert told.step(6).decision == "needs_reproduction"
+
+
+def tensor_parallel_takes_dtensor():
+    plan = rubric_plan("parallelize_module with ColwiseParallel raises a shape error", "parallelize_module(model, "
+                       "mesh, {'w1': ColwiseParallel()}) raises a shape error in the forward.\n" + fenced(
+                           "from torch.distributed.tensor.parallel import parallelize_module, ColwiseParallel\n"
+                           "parallelize_module(model, mesh, {'w1': ColwiseParallel()})"))
+    assert plan.step(2).decision == "parallelisms" and plan.step(3).labels == ("module: dtensor",)
+
+
+@dataclass(frozen=True)
+class Row:
+    contradiction: str
+    rule: str  # the resolved rule, as the rendered system prompt states it
+    gone: tuple[str, ...]  # what the prompt said that contradicted it
+    where: str  # where the rule lives: a rubric wording key (dotted path) or TEMPLATE
+    rubric: Callable[[], None] | None = None  # the rubric's own reading under the same rule
+
+
+ROWS = [
+    Row("feature or enhancement: 'the same thing for other cases exists -> enhancement' against 'nothing like it "
+        "exists yet -> feature' and 'code the reporter writes themselves does not make it exist'",
+        "The one test between the two: does what is asked exist today in PyTorch in any form (the same thing done "
+        "slower or through a path it falls back to, through another PyTorch API or option, or by the same API for "
+        "other dtypes, ops or arguments)? Then `enhancement`; otherwise `feature`, whatever shape the request gives "
+        "it. Only PyTorch counts: code the reporter writes themselves to get around the gap, or another library that "
+        "has it, does not make it exist.",
+        ("other dtypes, devices, backends or ops", "If nothing like it exists yet", "to get around its absence"),
+        TEMPLATE, feature_or_enhancement_by_one_test),
+    Row("feature or enhancement: a new device or backend is new, though other devices have one",
+        "a new API, backend, device or platform support, primitive or tool that nothing in PyTorch provides",
+        (), "types.feature.description"),
+    Row("a slowdown is 'a performance enhancement' (step 4) and 'a bug report' (step 5's no-criterion reason)",
+        "Speed and memory: something that works but is slower or takes more memory than it should is a performance "
+        "`enhancement`; slower or heavier than an earlier version was is a regression: a bug report (`none`) here "
+        "and step 5's `regression`.",
+        ("an unsupported case, a slowdown or extra memory", "a large slowdown"),
+        TEMPLATE, slowdown_is_an_enhancement_or_against_a_version_a_regression),
+    Row("a slowdown against an earlier version is the regression criterion",
+        "a failure the earlier version did not have (an error, a crash, a hang, wrong results, or a slowdown or "
+        "memory growth against that version); a changed message, log level or default is not one.",
+        (), "high_priority.criteria.regression.description"),
+    Row("'is this expected?' about speed: a usage question or an enhancement",
+        "A question whether a speed or memory figure is expected (\"is this expected?\", \"is a 25% drop normal on 4 "
+        "nodes?\") that asks only for an answer or tuning advice is a usage question (`none`); one that says what in "
+        "PyTorch should be faster or lighter (against another backend, algorithm or library, or what the hardware "
+        "allows) asks for a performance `enhancement`.",
+        (), TEMPLATE, is_this_expected_asks_a_question),
+    Row("an error saying the thing is not supported yet is a request (step 4) and 'an unsupported case' a bug report "
+        "meeting no criterion (step 5)",
+        "quoting an error that says the thing is not supported yet, is still a request.",
+        ("an unsupported case",), TEMPLATE),
+    Row("several no-flag reasons fit at once, with no order between them",
+        "Every `no_flag` gives its `no_flag_reason`, the first of these that fits, in this order, and a `quote` "
+        "copied from the issue that shows it:",
+        ("the one of these that says why no criterion is met",), TEMPLATE),
+    Row("many_users: is one confirming commenter enough",
+        "one other person saying \"same here\" is one more report, not many",
+        ("other people confirming it in comments", "one report does not rule it out"),
+        "high_priority.criteria.many_users.description", one_same_here_is_not_many_users),
+    Row("crash: a Python exception the reporter calls a crash, a C++ `terminate called`, a watchdog's SIGABRT",
+        "the process dies by a signal or an abort (a segfault, SIGABRT or SIGBUS, a core dump, a C++ `terminate "
+        "called`, the NCCL watchdog aborting it) or hits an illegal memory access, however it is reported; a Python "
+        "exception raised with its message (a ValueError, a RuntimeError about shapes) is an error, not a crash, "
+        "even when the reporter calls it one.",
+        (), "high_priority.criteria.crash.description", crash_is_a_dying_process_not_an_exception),
+    Row("internal_assert 'in c10d or process-group code': DDP's reducer (under c10d), the elastic rendezvous",
+        "raised in c10d's code: process groups and their backends, collectives, stores, and DDP's reducer, which is "
+        "c10d code; one raised elsewhere (the elastic agent or rendezvous handler, FSDP, DTensor, the reporter's "
+        "code) is not this criterion.",
+        (), "high_priority.criteria.internal_assert.description", internal_assert_in_the_reducer_is_c10d),
+    Row("multinode_hang: the procedure says 'hang affecting multi-node training', the prompt said 'multi-node or "
+        "multi-GPU'",
+        "A hang affecting multi-node training (NCCL timeout, deadlock in collectives): a collective, the process "
+        "group, a store or the training step blocks once the job runs, with processes on several nodes or on "
+        "several GPUs of one node (each node of a multi-node job runs the same collectives); not a hang of one "
+        "process, of processes on one personal machine (a laptop or workstation) with no other node, or a wait "
+        "while the job is still starting (connecting to the store, rendezvous).",
+        ("multi-node or multi-GPU training", "a hang in a multi-node or multi-GPU job",
+         "multi-node or multi-GPU job"),
+        "high_priority.criteria.multinode_hang.description", hang_affecting_multi_node_training),
+    Row("whether a bug in NCCL itself is third-party code",
+        "NCCL, Gloo, MPI and UCC are this queue's backends, not third-party code: a failure inside them is judged "
+        "like PyTorch's own",
+        (), "high_priority.no_flag_reasons.third_party_code", a_bug_in_nccl_is_the_queues),
+    Row("reproduction: whether a prose list of steps counts",
+        "a list of steps in prose counts when it says what to run and how (the commands, the settings)",
+        (), TEMPLATE, prose_steps_are_a_reproduction),
+    Row("reproduction: a body cut off without the clip marker",
+        "Only the marker \"[... clipped, N more characters]\" says that text is not shown",
+        (), TEMPLATE),
+    Row("tensor parallel has no module label",
+        "Tensor and sequence parallel (torch.distributed.tensor.parallel: parallelize_module, ColwiseParallel, "
+        "RowwiseParallel, SequenceParallel) have no module label of their own: they are built on DTensor and take "
+        "`module: dtensor`.",
+        (), TEMPLATE, tensor_parallel_takes_dtensor),
+    Row("what to quote for a decision the procedure fixes (`not_applicable`)",
+        "A decision the procedure fixes from an earlier step (modules `not_applicable`, the no_flag_reason "
+        "`not_distributed`) quotes the words that decided that step: the route's quote, or step 1's.",
+        (), TEMPLATE),
+    Row("a DISABLED or flaky-test report: stated in step 5's prose and in the reasons",
+        "whatever its log shows: the test's owners look at it",
+        ("A DISABLED or flaky-test report is a test-infrastructure report",),
+        "high_priority.no_flag_reasons.docs_or_test_report"),
+]
+
+
+@pytest.fixture(scope="module")
+def system() -> str:
+    return flat(render(issue(), load_bundle()).system)
+
+
+def _data(where: str) -> str:
+    """The rubric's value at a dotted wording key (types.feature.description, high_priority.no_flag_reasons.X)."""
+    from triage.config.safe_yaml import compose_yaml
+
+    path = ROOT / "queues" / "distributed" / "rubric.yaml"
+    value, _ = compose_yaml(path.read_text(encoding="utf-8"), str(path))
+    for part in where.split("."):
+        value = value[part]
+    return flat(value)
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[r.contradiction[:60] for r in ROWS])
+def test_the_prompt_states_the_resolved_rule_once_and_not_the_contradicting_one(row, system):
+    assert system.count(flat(row.rule)) == 1, row.rule
+    for said in row.gone:
+        assert said not in system, said
+    if row.where == TEMPLATE:  # the template's own sentence (its step-1 answer words filled in)
+        template = (ROOT / "queues" / "distributed" / "prompt.md.j2").read_text(encoding="utf-8")
+        assert flat(row.rule) in flat(template.replace("{{ not_in_queue }}", "not_distributed"))
+    else:  # in the queue's data: the rubric's wording key the prompt renders
+        assert flat(row.rule) in _data(row.where), row.where
+
+
+@pytest.mark.parametrize("row", [r for r in ROWS if r.rubric], ids=[r.contradiction[:60] for r in ROWS if r.rubric])
+def test_the_rubric_reads_by_the_same_rule(row):
+    row.rubric()
+
+
+def test_the_no_flag_reasons_are_stated_in_the_order_the_queue_gives(system):
+    reasons = no_flag_reasons(load_bundle())
+    assert list(reasons) == list(load_bundle().rubric.high_priority.no_flag_reasons)
+    assert next(iter(reasons)) == "not_distributed" and list(reasons)[-1] == "no_criterion_met"
+    at = [system.index(f"`{name}`: {flat(text)}") for name, text in reasons.items()]
+    assert at == sorted(at)
+
+
+@pytest.mark.parametrize("queue", ["pt2", "storage"])
+def test_the_other_queues_prompts_state_the_same_resolutions_in_their_own_words(queue):
+    b = load_bundle(queue="pt2") if queue == "pt2" else load_bundle(queue=ROOT / "examples" / "queues" / "storage")
+    text = flat(render(issue(), b).system)
+    product = "PyTorch" if queue == "pt2" else "this system"
+    assert text.count(f"The one test between the two: does what is asked exist today in {product} in any form") == 1
+    assert "if nothing like it exists yet" not in text  # the old second test
+    assert "the first of these that fits, in this order" in text
+    assert "quotes the words that decided that step" in text
+    assert "[... clipped, N more characters]" in text
+    assert "slower than an earlier version was is" in text or "slower or heavier than an earlier version" in text
+    # The reasons are the queue's: no distributed words in a queue that has no collectives.
+    reasons = no_flag_reasons(b)
+    assert set(reasons) == set(NO_FLAG_REASONS)
+    for name, said in reasons.items():
+        assert f"`{name}`: {flat(said)}" in text
+        if queue == "storage":
+            assert not any(word in said for word in ("rank", "collective", "multi-GPU", "kernel")), name

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from fakegithub import FakeGitHub
-from shadow_world import CKPT, INF, PAR, Q, build_window
+from shadow_world import CKPT, INF, PAR, Q, build_window, shadow_cli
 
 from triage.config.bundle import load_bundle
 from triage.config.labels import Role
@@ -27,16 +27,6 @@ ROOT = Path(__file__).resolve().parents[1]
 REPO = "acme/widgets"
 ROUTES = {PAR: "parallelisms", INF: "infra", CKPT: "checkpointing"}
 ISSUE_PATH = rf"/repos/{REPO}/issues/\d+(/timeline|/comments|/events)?"
-
-
-def shadow_cli(gh, *args: str, popen: bool = False, env_extra: dict | None = None):
-    env = {**os.environ, "GITHUB_API_URL": gh.url, "GITHUB_TOKEN": gh.token, **(env_extra or {})}
-    env.pop("GITHUB_ACTIONS", None)
-    command = [sys.executable, "-m", "triage", "shadow", "--repo", REPO, *args]
-    if popen:
-        return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env=env)
-    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
 
 
 def independent_count(world, bundle) -> dict:

@@ -19,7 +19,8 @@ Bad data costs the issue it belongs to, never the run: a search result that is n
 not shadow's (read again), a timeline GitHub refuses (404, 410, 422...) or answers in the wrong shape, an issue that
 cannot be rebuilt: each is one line (`ShadowRun.notes`, `ShadowRun.skipped`) and the run goes on. A failure that
 would repeat for every issue (credentials, a rate limit not waited out), a search page that fails, or
-`FAILURES_IN_A_ROW` issues in a row whose timeline failed, stops the run cleanly: it reports what it read and says
+`FAILURES_IN_A_ROW` issues in a row whose timeline failed after the client's retries (GitHub failing, not one
+issue), stops the run cleanly: it reports what it read and says
 why (`ShadowRun.failed`; exit status 1). An issue a person opted out (the opt-out label at queue time or added by
 the end of the window) is left out of every figure and counted as such.
 
@@ -39,7 +40,7 @@ from triage.evaluation.history import NOT_TRIAGED, History, rebuild_row
 from triage.evaluation.shadow_fetch import IssueCache, Search, SearchEnded, Unreadable, fetch_issue, window_query
 from triage.evaluation.shadow_steps import shadow_document
 from triage.evaluation.shadow_words import evidence_words
-from triage.github.client import BudgetExhausted, GitHubError, is_fatal_for_run
+from triage.github.client import BudgetExhausted, GitHubError, Transient, is_fatal_for_run
 from triage.service.cutoff import parse_not_before
 from triage.service.limits import SWEEP_API_RESERVE
 
@@ -157,7 +158,8 @@ def _read(client, run: ShadowRun, search: Search, bundle, cache: IssueCache, own
             if is_fatal_for_run(exc):
                 raise
             run.skip(item, f"its timeline could not be read: {exc}")
-            failures += 1
+            # GitHub's refusal of one issue (404, 410, 422) is that issue's; failures after retries are GitHub's
+            failures = failures + 1 if isinstance(exc, Transient) else 0
             if failures >= FAILURES_IN_A_ROW:
                 run.stop(f"GitHub failed on {failures} timelines in a row (the last: {exc})", failed=True)
                 return

@@ -319,8 +319,8 @@ def _document(disagreements: int, title: str = "FSDP | <b>hang</b> `x`") -> dict
     plain = {"id": item["id"], "url": item["url"], "title": title, "kind": "wrong", "bot": "infra",
              "people": "parallelisms", "because": ["'<img src=x>' in the title"], "score": None,
              "comment": {"template": "needs_distributed_reproduction", "body": "Hi @x <script>\n\n- **A script**"}}
-    verdict = {"verdict": "ready", "words": "ready to write live", "why": "precision 1.00 over 5 writes",
-               "change": None, "do": "nothing to change", "evidence": "Routing below"}
+    verdict = {"verdict": "ready", "words": "ready to write live", "why": "1.00 of 5 writes right",
+               "change": None, "do": "nothing to change", "lines": [], "evidence": "Routing below"}
     names = ("routing", "modules", "type", "flag", "reproduction")
     return {"repo": REPO, "since": "2026-01-01T00:00:00Z", "until": "2026-03-31T23:59:59Z", "planner": "rubric",
             "issues": 2, "triaged_by_people": 2, "not_yet_triaged": 0, "found": 2, "examined": 2,
@@ -338,7 +338,8 @@ def _document(disagreements: int, title: str = "FSDP | <b>hang</b> `x`") -> dict
                       "disable_repository": '.github/ptd-triage.yml: labels: {disabled: ["enhancement"]}',
                       "threshold": None, "threshold_repository": None},
             "labels": [{"label": "enhancement", "role": "type", "kind": "enhancement", "bot_adds": 1,
-                        "people_apply": 0, "both": 0, "of": 2, "disabled": False, "never_used": True}],
+                        "people_apply": 0, "both": 0, "of": 2, "disabled": False, "never_used": True,
+                        "rarely_used": True}],
             "high_priority_table": {"threshold": 3.0, "people_flagged": 1, "scored": 2, "suggested": 3.0,
                                     "rows": [{"threshold": 3.0, "caught": 1, "missed": 0, "extra": 0,
                                               "current": True}]},
@@ -360,7 +361,7 @@ def test_the_markdown_escapes_issue_text_and_keeps_under_its_cap():
     # every tag from issue, planner or GitHub text is escaped: titles, quotes, the comment, skips and notes
     assert not re.search(r"(?<!\\)<(img|b|i|script)[ >]", text)
     assert "> Hi @x \\<script\\>" in text and "410 \\<i\\>Gone\\</i\\>" in text
-    assert "| routing | **ready to write live**<br>precision 1.00 over 5 writes | 1.00 | 0.50 | 1 / 1 / 0 |" in text
+    assert "| routing | **ready to write live**<br>1.00 of 5 writes right | 1.00 | 0.50 | 1 / 1 / 0 |" in text
     assert '`labels.json: "disabled": ["enhancement"]`' in text
     assert "(not yet triaged by people)" in text
     big = _document(5000)

@@ -3,8 +3,10 @@
 Pure; everything is counted over the issues people have triaged in the window (`triaged`, with each one's
 per-step verdicts from `triage.evaluation.shadow_steps.verdicts`):
 - `labels`: for each module, type and reproduction label the bot would add or people gave, how often each side
-  did; a type label the bot adds and people never gave gets the configuration line that stops it (labels.json
-  `disabled`, or the same key under `labels:` in a repository's `.github/ptd-triage.yml`);
+  did. A label people (almost) never give (`rarely_used`: on at most RARE_SHARE of their issues, while the bot
+  would add it at least RARE_FACTOR times as often) is one to stop the bot adding: for a type label the report
+  gives the configuration line that does it (labels.json `disabled`, or the same key under `labels:` in a
+  repository's `.github/ptd-triage.yml`);
 - `high_priority_table`: step 5's operating point on this history: per threshold, people's `high priority` issues
   the bot would hold (caught, missed) and its holds of others (extra), from the score each plan keeps (the test
   step 5 applies: score >= threshold and > 0), with the threshold the history suggests (`suggest_threshold`) and
@@ -31,6 +33,8 @@ from triage.evaluation.shadow_words import criterion_words, step_words
 
 LABEL_ROLES = (Role.TYPE, Role.MODULE, Role.REPRODUCTION)
 SIGNALS = 3  # quotes kept per confusion
+RARE_SHARE = 0.02  # people give a label on at most 1 issue in 50...
+RARE_FACTOR = 3  # ...and the bot would add it at least 3 times as often: people of this queue do not use it
 
 
 def advice(triaged: Sequence[Case], all_verdicts: Sequence[dict], bundle, scoring, words: Mapping[str, dict], *,
@@ -47,7 +51,7 @@ def advice(triaged: Sequence[Case], all_verdicts: Sequence[dict], bundle, scorin
 def label_usage(triaged: Sequence[Case], bundle) -> list[dict[str, Any]]:
     """Per label of the roles the bot writes with judgement (type, module, reproduction): on how many of the
     triaged issues the bot would add it, people gave it, and both; `never_used`: the bot would add it and people
-    never gave it."""
+    never gave it; `rarely_used`: see the module doc (never used is rarely used)."""
     labels = bundle.labels
     rows = []
     for spec in labels.specs:
@@ -60,20 +64,24 @@ def label_usage(triaged: Sequence[Case], bundle) -> list[dict[str, Any]]:
         rows.append({"label": spec.name, "role": str(spec.role), "kind": spec.kind, "bot_adds": sum(bot),
                      "people_apply": sum(people),
                      "both": sum(b and p for b, p in zip(bot, people)), "of": len(triaged),
-                     "disabled": spec.name in labels.disabled, "never_used": any(bot) and not any(people)})
-    return sorted(rows, key=lambda r: (not r["never_used"], -r["bot_adds"] + r["both"], r["label"]))
+                     "disabled": spec.name in labels.disabled, "never_used": any(bot) and not any(people),
+                     "rarely_used": _rare(sum(bot), sum(people), len(triaged))})
+    return sorted(rows, key=lambda r: (not r["rarely_used"], -r["bot_adds"] + r["both"], r["label"]))
 
 
-def never_used_types(triaged: Sequence[Case], bundle) -> list[str]:
-    """The type labels the bot would add that people never gave (in labels.json's order)."""
-    return [row["label"] for row in label_usage(triaged, bundle)
-            if row["never_used"] and row["role"] == Role.TYPE]
+def _rare(bot: int, people: int, of: int) -> bool:
+    return bot > 0 and people <= RARE_SHARE * of and bot >= RARE_FACTOR * max(people, 1) or bot > 0 and people == 0
+
+
+def rarely_used_types(triaged: Sequence[Case], bundle) -> list[str]:
+    """The type labels the bot would add that people (almost) never give."""
+    return [row["label"] for row in label_usage(triaged, bundle) if row["rarely_used"] and row["role"] == Role.TYPE]
 
 
 def disable_line(triaged: Sequence[Case], bundle) -> dict[str, Any] | None:
-    """The one line that stops the bot adding the type labels people never gave, in the two places a queue is
-    configured; None when there are none."""
-    never = never_used_types(triaged, bundle)
+    """The one line that stops the bot adding the type labels people (almost) never give, in the two places a
+    queue is configured; None when there are none."""
+    never = rarely_used_types(triaged, bundle)
     if not never:
         return None
     names = [s.name for s in bundle.labels.specs if s.name in set(never) | bundle.labels.disabled]
@@ -98,9 +106,9 @@ def high_priority_table(triaged: Sequence[Case], bundle) -> dict[str, Any]:
 
 
 def suggest_threshold(rows: Sequence[dict], current: float) -> float | None:
-    """The threshold this history argues for: the one whose holds catch the most of people's high-priority issues
-    net of its extra holds (caught - extra), at least one caught; on a tie the one nearest the current threshold,
-    then the higher. None when no threshold catches any."""
+    """The threshold this history argues for: the one that best trades people's high-priority issues held against
+    holds of others (the most caught - extra), at least one caught; on a tie the one nearest the current
+    threshold, then the higher. None when no threshold catches any."""
     useful = [row for row in rows if row["caught"] > 0]
     if not useful:
         return None

@@ -17,8 +17,8 @@ import re
 from typing import Any
 
 from triage.evaluation.shadow_render import (PER_STEP, SHORT_NAMES, STEP_NAMES, TITLE_CHARS, counts, cut,
-                                             decided_by, headline, label_fix, label_rows, num, threshold_note, who,
-                                             wrote)
+                                             decided_by, headline, label_fix, label_rows, num, threshold_note,
+                                             threshold_rows, who, wrote)
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~])")
 COMMENT_LINES = 12  # lines of the bot's comment quoted under a step
@@ -46,7 +46,7 @@ def _verdict_table(doc: dict) -> list[str]:
             "| --- | --- | ---: | ---: | :---: | --- |" + (" --- |" if several else "")]
     for name, step in doc["steps"].items():
         v = doc["verdicts"][name]
-        do = md_escape(v["do"]) if v["verdict"] != "change" else _code(v["do"])
+        do = md_escape(v["do"]) + "".join(f"<br>{_code(line)}" for line in v["lines"])
         rows.append(f"| {SHORT_NAMES[name]} | **{md_escape(v['words'])}**<br>{md_escape(v['why'])} | "
                     f"{num(step['precision'])} | {num(step['recall'])} | {counts(step)} | {do} |"
                     + (f" {md_escape(who(step))} |" if several else ""))
@@ -61,8 +61,8 @@ def _labels(doc: dict) -> list[str]:
            "| label | the bot would add | your people gave | both | to stop the bot adding it |",
            "| --- | ---: | ---: | ---: | --- |"]
     for row in rows:
-        fix = label_fix(row, doc)
-        fix = _code(fix) if fix.startswith("labels.json") else md_escape(fix)
+        words, line = label_fix(row, doc)
+        fix = md_escape(words) + (_code(line) if line else "")
         out.append(f"| {md_escape(row['label'])} | {row['bot_adds']} | {row['people_apply']} | {row['both']} | "
                    f"{fix} |")
     if doc["lines"].get("disable_repository"):
@@ -74,10 +74,8 @@ def _threshold(doc: dict) -> list[str]:
     table = doc["high_priority_table"]
     out = ["", f"#### High priority: step 5's threshold on your history (people marked {table['people_flagged']})",
            "", "| threshold | people's caught | missed | extra holds |", "| ---: | ---: | ---: | ---: |"]
-    for row in table["rows"]:
-        mark = " (now)" if row["current"] else ""
-        mark += " (suggested)" if row["threshold"] == table["suggested"] and not row["current"] else ""
-        cell = f"**{row['threshold']:g}{mark}**" if mark else f"{row['threshold']:g}"
+    for row in threshold_rows(table):
+        cell = f"**{row['label']}**" if row["special"] else row["label"]
         out.append(f"| {cell} | {row['caught']} | {row['missed']} | {row['extra']} |")
     line = doc["lines"].get("threshold")
     out += ["", md_escape(threshold_note(table)) + (f": {_code(line)} (in a repository's configuration "

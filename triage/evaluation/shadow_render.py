@@ -22,7 +22,7 @@ SHORT_NAMES = {"routing": "routing", "modules": "modules", "type": "type", "flag
 TITLE_CHARS = 80
 REASON_CHARS = 300
 PER_STEP = 6  # disagreements shown per step; the JSON has them all
-LABEL_ROWS = 10
+LABEL_ROWS = 7  # the labels shown; the JSON has them all
 BUDGET = "LLMBudgetExhausted"  # a model's fallback for its call budget (a limit the user set), not a failure
 
 
@@ -88,17 +88,20 @@ def who(step: dict) -> str:
 
 
 def label_rows(doc: dict) -> list[dict]:
-    return [row for row in doc.get("labels") or () if row["bot_adds"] or row["never_used"]][:LABEL_ROWS]
+    return [row for row in doc.get("labels") or () if row["bot_adds"] or row["disabled"]][:LABEL_ROWS]
 
 
-def label_fix(row: dict, doc: dict) -> str:
+def label_fix(row: dict, doc: dict) -> tuple[str, str | None]:
+    """What to do about a label: (words, the configuration line or None)."""
     if row["disabled"]:
-        return "disabled"
-    if not row["never_used"]:
-        return ""
+        return "disabled", None
+    if not row["rarely_used"]:
+        return "", None
+    rare = "people never give it" if row["never_used"] else "people almost never give it"
     if row["role"] == "type" and doc.get("lines", {}).get("disable"):
-        return doc["lines"]["disable"]
-    return "people never gave it: see Modules" if row["role"] == "module" else "people never gave it"
+        return f"{rare}: ", doc["lines"]["disable"]
+    where = {"module": "Modules", "reproduction": "Reproduction"}.get(row["role"], "the disagreements")
+    return f"{rare}; no switch for this role: see {where} below", None
 
 
 def threshold_note(table: dict) -> str:
@@ -108,8 +111,26 @@ def threshold_note(table: dict) -> str:
     if suggested is None:
         return "no threshold holds any of people's high-priority issues: the rubric's step 5 misses them"
     if suggested == table["threshold"]:
-        return f"the threshold the history suggests is the current one ({suggested:g})"
-    return f"the history suggests {suggested:g} (most of people's holds caught, net of extra holds)"
+        return f"the current threshold ({suggested:g}) is the best trade of holds caught against extra holds here"
+    return f"the best trade of people's holds caught against extra holds here is at {suggested:g}"
+
+
+def threshold_rows(table: dict) -> list[dict]:
+    """The table's rows, consecutive thresholds with the same counts merged into one ("4-6"); the current and the
+    suggested threshold are always rows of their own."""
+    merged: list[dict] = []
+    for row in table["rows"]:
+        special = row["current"] or row["threshold"] == table.get("suggested")
+        last = merged[-1] if merged else None
+        if last and not special and not last["special"] and all(last[k] == row[k] for k in ("caught", "extra")):
+            last["to"] = row["threshold"]
+            continue
+        merged.append({**row, "special": special, "to": None})
+    for row in merged:
+        row["label"] = f"{row['threshold']:g}" + (f"-{row['to']:g}" if row["to"] is not None else "")
+        row["label"] += " (now)" if row["current"] else ""
+        row["label"] += " (suggested)" if row["threshold"] == table.get("suggested") and not row["current"] else ""
+    return merged
 
 
 def render_text(doc: dict) -> str:
@@ -119,21 +140,22 @@ def render_text(doc: dict) -> str:
     out.append(f"  {'step':<15}{'verdict':<22}{'precision':>10}{'recall':>8}  {'caught/missed/extra':<21}do this")
     for name, step in doc["steps"].items():
         v = doc["verdicts"][name]
+        line = "".join(f"; {each}" for each in v["lines"])
         out.append(f"  {SHORT_NAMES[name]:<15}{v['words']:<22}{num(step['precision']):>10}{num(step['recall']):>8}"
-                   f"  {counts(step):<21}{v['do']}")
-        out.append(f"  {'':<15}{v['why']}; decided by {who(step)}")
+                   f"  {counts(step):<21}{v['do']}{line}")
+        several = len(step.get("decided_by") or {}) > 1
+        out.append(f"  {'':<15}{v['why']}" + (f"; decided by {who(step)}" if several else ""))
     rows = label_rows(doc)
     if rows:
         out += ["", f"Labels the bot would add, over the {doc['triaged_by_people']} issues people triaged "
                     "(the bot / people / both):"]
         out += [f"  {row['label']:<28}{row['bot_adds']:>4}{row['people_apply']:>4}{row['both']:>4}  "
-                f"{label_fix(row, doc)}" for row in rows]
+                f"{''.join(part for part in label_fix(row, doc) if part)}" for row in rows]
     table = doc["high_priority_table"]
     out += ["", f"High priority: people marked {table['people_flagged']}; threshold now {table['threshold']:g}; "
-                f"{threshold_note(table)}", "  threshold  caught  missed  extra"]
-    out += [f"  {row['threshold']:>9g}{row['caught']:>8}{row['missed']:>8}{row['extra']:>7}"
-            f"{'  (now)' if row['current'] else ''}{'  (suggested)' if row['threshold'] == table['suggested'] else ''}"
-            for row in table["rows"]]
+                f"{threshold_note(table)}", "  threshold        caught  missed  extra"]
+    out += [f"  {row['label']:<17}{row['caught']:>6}{row['missed']:>8}{row['extra']:>7}"
+            for row in threshold_rows(table)]
     for key in ("threshold", "disable"):
         if doc["lines"].get(key):
             out.append(f"  to change: {doc['lines'][key]}  (or {doc['lines'][key + '_repository']})")

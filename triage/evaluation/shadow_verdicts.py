@@ -7,9 +7,9 @@ precision, caught / (caught + extra). A step is never ready on little evidence:
 - fewer than MIN_CASES decisions of either side (caught + missed + extra): **too few cases** (keep the dry run,
   measure a longer window);
 - precision at least READY_PRECISION over at least MIN_CASES writes: **ready to write live**;
-- a change drawn from the history (type: disable the type labels people never gave) after which what the step
-  still writes has precision at least READY_PRECISION (the report says when that is fewer than MIN_CASES
-  writes), or it writes nothing at all: **write with a change**;
+- a change drawn from the history (type: disable the type labels people (almost) never give) after which what
+  the step still writes has precision at least READY_PRECISION (the report says when that is fewer than
+  MIN_CASES writes), or it writes nothing at all: **write with a change**;
 - fewer than MIN_CASES writes (the bot rarely acts; people did): **too few cases**;
 - otherwise: **keep in dry run**, or ask a model where the rubric is unsure (`planner: hybrid`).
 The high-priority hold (flag) is a request for a person's look, so it is judged on both sides: people must have
@@ -42,42 +42,54 @@ def _ratio(a: int, b: int) -> float | None:
     return a / b if b else None
 
 
-def _verdict(kind: str, why: str, do: str, step: str, change: str | None = None) -> dict[str, Any]:
-    return {"verdict": kind, "words": WORDS[kind], "why": why, "change": change, "do": do,
+def _verdict(kind: str, why: str, do: str, lines: list[str], step: str, change: str | None = None
+             ) -> dict[str, Any]:
+    """`do`: what to do, in words; `lines`: the lines, inputs or commands that do it, in order (none: nothing to
+    type); `why`: the counts that decided, in a few words."""
+    return {"verdict": kind, "words": WORDS[kind], "why": why, "change": change, "do": do, "lines": lines,
             "evidence": EVIDENCE[step]}
 
 
-def _model(planner: str) -> str:
+def _too_few(why: str, step: str) -> dict[str, Any]:
+    return _verdict("too_few", why, "measure a longer window", ["--since (shadow-since)"], step)
+
+
+def _ready(why: str, step: str) -> dict[str, Any]:
+    return _verdict("ready", why, "nothing to change", [], step)
+
+
+def _dry_run(why: str, step: str, planner: str, first: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Keep the dry run; a change the history suggests comes first, then a model where the rubric is unsure."""
+    before, lines = (f"{first['what']}, then ", [first["line"]]) if first else ("", [])
     if planner == "rubric":
-        return "try `planner: hybrid` (the model is asked where the rubric is unsure), then run shadow again"
-    return "keep the dry run and read the disagreements below"
+        return _verdict("dry_run", why, f"{before}ask a model where the rubric is unsure", lines + ["planner: hybrid"],
+                        step)
+    return _verdict("dry_run", why, f"{before}keep the dry run; read the disagreements", lines, step)
 
 
 def writing_verdict(step: str, s: Mapping[str, Any], *, planner: str, change: Mapping[str, Any] | None = None
                     ) -> dict[str, Any]:
-    """The verdict of a step that writes (see the module doc). `change`: {"line", "what", "extra_removed"}."""
+    """The verdict of a step that writes (see the module doc). `change`: {"what", "line", "caught_removed",
+    "extra_removed"}: what the change would take out of the step's counts."""
     caught, missed, extra = s["caught"], s["missed"], s["extra"]
     writes = caught + extra
     if caught + missed + extra < MIN_CASES:
-        return _verdict("too_few", f"{caught + missed + extra} decisions on either side (at least {MIN_CASES} "
-                        "are needed)", "measure a longer window (--since, shadow-since)", step)
+        return _too_few(f"{caught + missed + extra} decisions, {MIN_CASES} needed", step)
     precision = _ratio(caught, writes)
     if writes >= MIN_CASES and precision is not None and precision >= READY_PRECISION:
-        return _verdict("ready", f"precision {precision:.2f} over {writes} writes (at least {READY_PRECISION:.2f} "
-                        f"over {MIN_CASES})", "nothing to change", step)
+        return _ready(f"{precision:.2f} of {writes} writes right", step)
     if change is not None:
-        left = writes - change["extra_removed"]
-        after = _ratio(caught, left)
+        kept = caught - change["caught_removed"]
+        left = writes - change["caught_removed"] - change["extra_removed"]
+        after = _ratio(kept, left)
         if left == 0 or after is not None and after >= READY_PRECISION:
-            few = f" (few: {MIN_CASES} make a case)" if 0 < left < MIN_CASES else ""
-            result = (f"after it, precision {after:.2f} over {left} writes{few}" if left else
-                      "after it, the step writes nothing on this history")
-            return _verdict("change", f"{change['what']}: {result}", change["line"], step, change=change["what"])
+            few = f", few ({MIN_CASES} make a case)" if 0 < left < MIN_CASES else ""
+            result = f"then {after:.2f} of {left} writes right{few}" if left else "then it writes nothing here"
+            return _verdict("change", f"{change['what']}: {result}", change["what"], [change["line"]], step,
+                            change=change["what"])
     if writes < MIN_CASES:
-        return _verdict("too_few", f"the bot would write {writes} (at least {MIN_CASES} are needed to judge); "
-                        f"people did {caught + missed}", "measure a longer window (--since, shadow-since)", step)
-    return _verdict("dry_run", f"precision {precision:.2f} over {writes} writes (below {READY_PRECISION:.2f})",
-                    _model(planner), step)
+        return _too_few(f"{writes} writes, {MIN_CASES} needed", step)
+    return _dry_run(f"{precision:.2f} of {writes} writes right", step, planner, change)
 
 
 def _holds_ok(caught: int, missed: int, extra: int) -> bool:
@@ -90,20 +102,19 @@ def flag_verdict(s: Mapping[str, Any], table: Mapping[str, Any], *, planner: str
     caught, missed, extra = s["caught"], s["missed"], s["extra"]
     people = caught + missed
     if people < MIN_CASES:
-        return _verdict("too_few", f"people marked {people} issue(s) high priority (at least {MIN_CASES} are "
-                        f"needed); the bot would hold {caught + extra}", "measure a longer window (--since, "
-                        "shadow-since)", "flag")
+        return _too_few(f"people marked {people}, {MIN_CASES} needed", "flag")
+    why = f"holds {caught} of people's {people}, {extra} others"
     if _holds_ok(caught, missed, extra):
-        return _verdict("ready", f"holds {caught} of people's {people} with {extra} extra (at least "
-                        f"{HOLD_RECALL:.0%} held, no more extra than caught)", "nothing to change", "flag")
+        return _ready(why, "flag")
     suggested = table.get("suggested")
     row = next((r for r in table.get("rows", ()) if r["threshold"] == suggested), None)
-    if row is not None and suggested != table.get("threshold") and threshold_line and \
-            _holds_ok(row["caught"], row["missed"], row["extra"]):
-        what = f"threshold {suggested:g}"
-        return _verdict("change", f"{what}: holds {row['caught']} of {people} with {row['extra']} extra",
-                        threshold_line, "flag", change=what)
-    return _verdict("dry_run", f"holds {caught} of people's {people} with {extra} extra", _model(planner), "flag")
+    if row is None or suggested == table.get("threshold") or not threshold_line:
+        return _dry_run(why, "flag", planner)
+    what = f"set the threshold to {suggested:g}"
+    if _holds_ok(row["caught"], row["missed"], row["extra"]):
+        return _verdict("change", f"{what}: then holds {row['caught']} of {people}, {row['extra']} others", what,
+                        [threshold_line], "flag", change=what)
+    return _dry_run(why, "flag", planner, {"what": what, "line": threshold_line})
 
 
 def step_verdicts(steps: Mapping[str, Mapping[str, Any]], advised: Mapping[str, Any], *, planner: str,
@@ -114,10 +125,11 @@ def step_verdicts(steps: Mapping[str, Mapping[str, Any]], advised: Mapping[str, 
     for step in WRITING:
         change = None
         if step == "type" and disable and lines.get("disable"):
-            removed = sum(row["bot_adds"] for row in advised["labels"]  # the type step counts these two kinds
-                          if row["label"] in disable["labels"] and row["kind"] in ("feature", "enhancement"))
+            counted = [row for row in advised["labels"]  # the type step counts these two kinds
+                       if row["label"] in disable["labels"] and row["kind"] in ("feature", "enhancement")]
             change = {"what": "disable " + ", ".join(disable["labels"]), "line": lines["disable"],
-                      "extra_removed": removed}
+                      "caught_removed": sum(row["both"] for row in counted),
+                      "extra_removed": sum(row["bot_adds"] - row["both"] for row in counted)}
         out[step] = writing_verdict(step, steps[step], planner=planner, change=change)
     out["flag"] = flag_verdict(steps["flag"], advised["high_priority_table"], planner=planner,
                                threshold_line=lines.get("threshold"))

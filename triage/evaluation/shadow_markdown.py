@@ -62,7 +62,7 @@ def _labels(doc: dict) -> list[str]:
            "| --- | ---: | ---: | ---: | --- |"]
     for row in rows:
         words, line = label_fix(row, doc)
-        fix = md_escape(words) + (_code(line) if line else "")
+        fix = md_escape(words) + (f": {_code(line)}" if line else "")
         out.append(f"| {md_escape(row['label'])} | {row['bot_adds']} | {row['people_apply']} | {row['both']} | "
                    f"{fix} |")
     if doc["lines"].get("disable_repository"):

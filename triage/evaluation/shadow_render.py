@@ -99,7 +99,7 @@ def label_fix(row: dict, doc: dict) -> tuple[str, str | None]:
         return "", None
     rare = "people never give it" if row["never_used"] else "people almost never give it"
     if row["role"] == "type" and doc.get("lines", {}).get("disable"):
-        return f"{rare}: ", doc["lines"]["disable"]
+        return rare, doc["lines"]["disable"]
     where = {"module": "Modules", "reproduction": "Reproduction"}.get(row["role"], "the disagreements")
     return f"{rare}; no switch for this role: see {where} below", None
 
@@ -150,7 +150,7 @@ def render_text(doc: dict) -> str:
         out += ["", f"Labels the bot would add, over the {doc['triaged_by_people']} issues people triaged "
                     "(the bot / people / both):"]
         out += [f"  {row['label']:<28}{row['bot_adds']:>4}{row['people_apply']:>4}{row['both']:>4}  "
-                f"{''.join(part for part in label_fix(row, doc) if part)}" for row in rows]
+                f"{': '.join(part for part in label_fix(row, doc) if part)}" for row in rows]
     table = doc["high_priority_table"]
     out += ["", f"High priority: people marked {table['people_flagged']}; threshold now {table['threshold']:g}; "
                 f"{threshold_note(table)}", "  threshold        caught  missed  extra"]

@@ -36,6 +36,7 @@ EVIDENCE = {"routing": "Routing below; JSON steps.routing, confusions.routing",
             "flag": "High priority above; JSON high_priority_table",
             "reproduction": "Reproduction below; JSON disagreements_by_step.reproduction"}
 WRITING = ("routing", "modules", "type", "reproduction")
+NAMES = {"flag": "high priority"}  # the steps as the report names them, where that differs
 
 
 def _ratio(a: int, b: int) -> float | None:
@@ -144,5 +145,5 @@ def next_step(verdicts: Mapping[str, Mapping[str, Any]]) -> str:
     if "change" in kinds and kinds <= {"ready", "change"}:
         return ("make the change(s) below, run shadow again (from the cache it reads no issue again), then go live "
                 'with PTD_TRIAGE_LIVE: "true"')
-    waiting = [step for step, v in verdicts.items() if v["verdict"] in ("dry_run", "too_few")]
+    waiting = [NAMES.get(step, step) for step, v in verdicts.items() if v["verdict"] in ("dry_run", "too_few")]
     return f"keep the dry run (PTD_TRIAGE_LIVE: \"false\"): {', '.join(waiting)} not ready"

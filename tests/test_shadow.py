@@ -318,7 +318,7 @@ def _document(disagreements: int, title: str = "FSDP | <b>hang</b> `x`") -> dict
             "people": ["oncall: distributed parallelisms"]}
     plain = {"id": item["id"], "url": item["url"], "title": title, "kind": "wrong", "bot": "infra",
              "people": "parallelisms", "because": ["'<img src=x>' in the title"], "score": None,
-             "comment": {"template": "needs_distributed_reproduction", "body": "Hi @x <script>\n\n- **A script**"}}
+             "comment": {"template": "needs_distributed_reproduction", "body": "Hi @x <script>\n\n- **A script**\n<!-- ptd-triage:needs_distributed_reproduction -->"}}
     verdict = {"verdict": "ready", "words": "ready to write live", "why": "1.00 of 5 writes right",
                "change": None, "do": "nothing to change", "lines": [], "evidence": "Routing below"}
     names = ("routing", "modules", "type", "flag", "reproduction")
@@ -360,10 +360,10 @@ def test_the_markdown_escapes_issue_text_and_keeps_under_its_cap():
     assert "FSDP \\| \\<b\\>hang\\</b\\> \\`x\\`" in text and "\\<img src=x\\>" in text
     # every tag from issue, planner or GitHub text is escaped: titles, quotes, the comment, skips and notes
     assert not re.search(r"(?<!\\)<(img|b|i|script)[ >]", text)
-    assert "> Hi @x \\<script\\>" in text and "410 \\<i\\>Gone\\</i\\>" in text
+    assert "> Hi @x &lt;script>" in text and "> - **A script**" in text and "410 \\<i\\>Gone\\</i\\>" in text
     assert "| routing | **ready to write live**<br>1.00 of 5 writes right | 1.00 | 0.50 | 1 / 1 / 0 |" in text
     assert '`labels.json: "disabled": ["enhancement"]`' in text
-    assert "(not yet triaged by people)" in text
+    assert "(not yet triaged by people)" in text and "ptd-triage:needs" not in text  # no hidden marker quoted
     big = _document(5000)
     whole = render_markdown(big)
     capped = render_markdown(big, cap=200_000, rest_in="/tmp/runner/ptd-triage-shadow.json")

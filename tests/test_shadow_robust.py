@@ -155,6 +155,14 @@ def test_a_failing_model_is_counted_shown_first_and_fails_the_run(tmp_path):
         assert working.returncode == 0, working.stderr
         decided = _report(tmp_path / "w.json")["steps"]["type"]["decided_by"]
         assert decided.get("llm", 0) > 0 and _report(tmp_path / "w.json")["planners"]["fallbacks"] == 0
+
+        # the call budget is a limit the user set: the issues past it are the rubric's, said, and the run passes
+        spent = shadow_cli(gh, *_window(world), *llm, "--llm-max-calls", "2", "--json", str(tmp_path / "b.json"),
+                           env_extra={"ANTHROPIC_API_KEY": KEY})
+        assert spent.returncode == 0, spent.stderr
+        budget = _report(tmp_path / "b.json")["planners"]
+        assert budget["fallbacks"] > 0 and budget["failed"] == 0
+        assert any("call budget was spent" in line for line in _warnings(spent))
         assert gh.writes() == [] and not gh.violations and not model.violations
 
 

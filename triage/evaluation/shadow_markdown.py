@@ -17,10 +17,11 @@ import re
 from typing import Any
 
 from triage.evaluation.shadow_render import (PER_STEP, SHORT_NAMES, STEP_NAMES, TITLE_CHARS, counts, cut,
-                                             decided_by, headline, label_fix, label_rows, num, threshold_note,
-                                             threshold_rows, who, wrote)
+                                             decided_by, headline, label_fix, label_rows, num, read_words, shown,
+                                             threshold_note, threshold_rows, who, wrote)
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~])")
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
 COMMENT_LINES = 12  # lines of the bot's comment quoted under a step
 
 
@@ -121,12 +122,15 @@ def _routing(doc: dict) -> list[str]:
 
 
 def _quoted_comment(comment: dict | None) -> list[str]:
+    """The comment as it would read: the queue's own template, rendered, quoted with its Markdown (bold, code) but
+    without its hidden marker and with any tag shown as text."""
     if not comment:
         return []
-    lines = str(comment.get("body") or "").splitlines()
-    shown = [f"> {md_escape(line)}" if line.strip() else ">" for line in lines[:COMMENT_LINES]]
+    body = _HTML_COMMENT.sub("", str(comment.get("body") or "")).replace("&", "&amp;").replace("<", "&lt;")
+    lines = body.strip().splitlines()
+    quoted = [f"> {line}" if line.strip() else ">" for line in lines[:COMMENT_LINES]]
     more = ["> …"] if len(lines) > COMMENT_LINES else []
-    return ["", f"The comment the bot would post ({md_escape(comment.get('template'))}):", "", *shown, *more]
+    return ["", f"The comment the bot would post ({md_escape(comment.get('template'))}):", "", *quoted, *more]
 
 
 def _disagreements(doc: dict) -> list[str]:
@@ -136,8 +140,8 @@ def _disagreements(doc: dict) -> list[str]:
             continue
         out += ["", f"#### {md_escape(STEP_NAMES[step])}: {len(items)}", "",
                 "| issue | the bot | people | what the bot read |", "| --- | --- | --- | --- |"]
-        for item in items[:PER_STEP]:
-            read = "; ".join(item["because"]) or "nothing that weighed"
+        for item in shown(items):
+            read = read_words(item, step)
             out.append(f"| {_link(item)} {md_escape(cut(item['title'], 60))} | {md_escape(item['bot'])} | "
                        f"{md_escape(item['people'])} | {md_escape(read)} |")
         if len(items) > PER_STEP:

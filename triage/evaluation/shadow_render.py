@@ -87,6 +87,26 @@ def who(step: dict) -> str:
     return ", ".join(f"{by} {n}" for by, n in found.items())
 
 
+def shown(items: list[dict], limit: int = PER_STEP) -> list[dict]:
+    """A screen of a step's disagreements: taken in turn from the missed, the wrong and the extra ones, so each
+    kind shows (the JSON lists them all, in that order)."""
+    kinds: dict[str, list[dict]] = {}
+    for item in items:
+        kinds.setdefault(item["kind"], []).append(item)
+    out: list[dict] = []
+    while len(out) < min(limit, len(items)):
+        for group in kinds.values():
+            if group and len(out) < limit:
+                out.append(group.pop(0))
+    return out
+
+
+def read_words(item: dict, step: str) -> str:
+    if item["because"]:
+        return "; ".join(item["because"])
+    return "no criterion met" if step == "flag" else "no evidence found"
+
+
 def label_rows(doc: dict) -> list[dict]:
     return [row for row in doc.get("labels") or () if row["bot_adds"] or row["disabled"]][:LABEL_ROWS]
 
@@ -189,10 +209,9 @@ def _text_disagreements(doc: dict) -> list[str]:
         if not items:
             continue
         out.append(f"  {STEP_NAMES[step]} ({len(items)}):")
-        for item in items[:PER_STEP]:
-            because = f"; the bot read {'; '.join(item['because'])}" if item["because"] else ""
+        for item in shown(items):
             out.append(f"  - {item['id']} {cut(item['title'], 60)}: the bot {item['bot']}, people "
-                       f"{item['people']}{because}")
+                       f"{item['people']}; the bot read {read_words(item, step)}")
         if len(items) > PER_STEP:
             out.append(f"    ... {len(items) - PER_STEP} more in the JSON report (disagreements_by_step.{step})")
     return out

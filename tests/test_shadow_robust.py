@@ -60,10 +60,10 @@ def test_poisoned_cache_files_are_named_one_line_each_and_read_again(tmp_path):
         cache = tmp_path / "cache"
         clean = shadow_cli(gh, *_window(world), "--cache", str(cache), "--json", str(tmp_path / "clean.json"))
         assert clean.returncode == 0, clean.stderr
-        numbers = sorted(world.truths)[:7]
+        numbers = sorted(world.truths)[:8]
         files = {n: cache / "acme" / "widgets" / f"{n}.json" for n in numbers}
         good = {n: json.loads(files[n].read_text(encoding="utf-8")) for n in numbers}
-        a, b, c, d, e, f, g = numbers
+        a, b, c, d, e, f, g, h = numbers
         poison = {
             a: json.dumps({**good[a], "issue": "a string"}),
             b: json.dumps({**good[b], "issue": {}}),
@@ -75,11 +75,13 @@ def test_poisoned_cache_files_are_named_one_line_each_and_read_again(tmp_path):
         }
         for number, text in poison.items():
             files[number].write_text(text, encoding="utf-8")
+        files[h].unlink()
+        files[h].symlink_to("/dev/zero")  # endless: read only to the size limit, and not a regular file anyway
         start = len(gh.requests)
         again = shadow_cli(gh, *_window(world), "--cache", str(cache), "--json", str(tmp_path / "again.json"))
         assert again.returncode == 0, again.stderr
         warned = _warnings(again)
-        assert len(warned) == 7 and all(any(str(files[n]) in line for line in warned) for n in numbers), warned
+        assert len(warned) == 8 and all(any(str(files[n]) in line for line in warned) for n in numbers), warned
         assert sorted(_timelines(gh, start)) == numbers  # each read again, the others taken from the cache
         assert _figures(_report(tmp_path / "again.json")) == _figures(_report(tmp_path / "clean.json"))
         # the control: the files were written anew, so a third run reads no issue and warns nothing

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -126,9 +127,13 @@ class IssueCache:
             return None
         path = self._path(issue["number"])
         try:
-            if path.stat().st_size > CACHE_BYTES:
+            if not stat.S_ISREG(path.stat().st_mode):  # a folder, a device, a pipe: never one shadow wrote
+                return self._refuse(path, "not a regular file")
+            with path.open("rb") as handle:  # at most one byte past the limit, whatever the file claims
+                raw = handle.read(CACHE_BYTES + 1)
+            if len(raw) > CACHE_BYTES:
                 return self._refuse(path, f"larger than {CACHE_BYTES // 2**20} MiB")
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(raw.decode("utf-8"))
         except FileNotFoundError:
             return None
         except RecursionError:
@@ -170,6 +175,8 @@ class IssueCache:
             return
         path = self._path(fetched.issue["number"])
         path.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_dir():  # said when it was read; a file cannot replace a folder
+            return
         document = {"version": CACHE_VERSION, "updated_at": fetched.issue.get("updated_at"),
                     "issue": fetched.issue, "timeline": fetched.timeline}
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")

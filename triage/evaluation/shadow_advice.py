@@ -11,8 +11,9 @@ per-step verdicts from `triage.evaluation.shadow_steps.verdicts`):
   the bot would hold (caught, missed) and its holds of others (extra), from the score each plan keeps (the test
   step 5 applies: score >= threshold and > 0), with the threshold the history suggests (`suggest_threshold`) and
   the line to set;
-- `confusions`: routing and module disagreements grouped by what people chose against what the bot chose, with
-  the words of the issues behind the bot's choice;
+- `confusions`: routing and module disagreements grouped by what people chose against what the bot chose (for
+  modules: the labels people gave and the bot did not, against those the bot added and people did not), with the
+  words of the issues behind the bot's choice;
 - `disagreements_by_step`: every disagreement, step by step, in plain words (routes, modules, criteria by name,
   quotes of the issue; the comment the bot would post): the report shows a screen of each, the JSON keeps all.
 

@@ -107,7 +107,7 @@ def _routing(doc: dict) -> list[str]:
            "| --- |" + " ---: |" * len(routing["columns"])]
     out += [f"| {md_escape(route)} | " + " | ".join(str(row[c]) for c in routing["columns"]) + " |"
             for route, row in routing["confusion"].items()]
-    for kind, title in (("routing", "Routes"), ("modules", "Modules")):
+    for kind in ("routing", "modules"):
         found = doc["confusions"][kind]
         if kind == "modules":
             m = doc["steps"]["modules"]
@@ -115,7 +115,9 @@ def _routing(doc: dict) -> list[str]:
                         f"({counts(m)} caught / missed / extra)"]
         if not found:
             continue
-        out += ["", f"| {title.lower()}: people | the bot | issues | what the bot read |", "| --- | --- | ---: | --- |"]
+        head = ("| routes: people | the bot |" if kind == "routing" else
+                "| people gave, the bot did not | the bot added, people did not |")
+        out += ["", f"{head} issues | what the bot read |", "| --- | --- | ---: | --- |"]
         out += [f"| {md_escape(g['people'])} | {md_escape(g['bot'])} | {g['count']} | "
                 f"{md_escape('; '.join(g['signals']) or 'no evidence')} |" for g in found[:PER_STEP]]
     return out

@@ -169,7 +169,8 @@ def render_text(doc: dict) -> str:
     if rows:
         out += ["", f"Labels the bot would add, over the {doc['triaged_by_people']} issues people triaged "
                     "(the bot / people / both):"]
-        out += [f"  {row['label']:<28}{row['bot_adds']:>4}{row['people_apply']:>4}{row['both']:>4}  "
+        width = max(len(row["label"]) for row in rows) + 2
+        out += [f"  {row['label']:<{width}}{row['bot_adds']:>4}{row['people_apply']:>4}{row['both']:>4}  "
                 f"{': '.join(part for part in label_fix(row, doc) if part)}" for row in rows]
     table = doc["high_priority_table"]
     out += ["", f"High priority: people marked {table['people_flagged']}; threshold now {table['threshold']:g}; "
@@ -198,8 +199,10 @@ def _text_routing(doc: dict) -> list[str]:
         out.append("  " + route.ljust(16) + "".join(str(row[c]).rjust(width) for c in routing["columns"]))
     for kind in ("routing", "modules"):
         for item in doc["confusions"][kind]:
-            out.append(f"  {kind}: people {item['people']}, the bot {item['bot']}: {item['count']} issue(s); the "
-                       f"bot read {'; '.join(item['signals']) or 'no evidence'}")
+            pair = (f"people {item['people']}, the bot {item['bot']}" if kind == "routing" else
+                    f"people gave {item['people']} (not the bot), the bot added {item['bot']} (not people)")
+            out.append(f"  {kind}: {pair}: {item['count']} issue(s); the bot read "
+                       f"{'; '.join(item['signals']) or 'no evidence'}")
     return out
 
 

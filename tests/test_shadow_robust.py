@@ -292,3 +292,29 @@ def test_timelines_failing_in_a_row_stop_the_run_only_when_github_fails(fake_git
         assert run.failed is None and run.stopped is None and document["issues"] == len(world.truths) - 5
     assert fake_github.writes() == []
     fake_github.take_violations()  # the injected 502s are not a documented answer of the timeline
+
+
+def test_more_issues_in_one_second_than_github_serves_end_the_search_with_a_reason():
+    """Past GitHub's 1,000 results of one query, no key or page separates issues created in the same second: the
+    search ends with a reason (the run then stops cleanly and counts what it left), never loops. A unit test: the
+    stand-in would need 1,001 issues."""
+    from triage.evaluation.shadow_fetch import SEARCH_PAGES, Search, SearchEnded
+
+    stamp = "2026-01-01T00:00:00Z"
+
+    class OneSecond:
+        pages: list[int] = []
+
+        def search_page(self, query, *, sort, order, page=1):
+            self.pages.append(page)
+            first = (page - 1) * 100 + 1
+            items = [{"number": n, "title": "t", "body": "", "created_at": stamp, "updated_at": stamp,
+                      "labels": []} for n in range(first, first + 100)]
+            return items, 5000
+
+    client = OneSecond()
+    seen = []
+    with pytest.raises(SearchEnded, match="more than 1000 issues were created at 2026-01-01T00:00:00Z"):
+        seen.extend(item["number"] for item in Search(client, "q"))
+    assert seen == list(range(1, 100 * SEARCH_PAGES + 1))  # every one GitHub serves, each once
+    assert client.pages == [1, 1, *range(2, SEARCH_PAGES + 1)]

@@ -90,6 +90,10 @@ def _row(name: str, result: dict) -> str:
             f"{result['simulated'] / 60:.1f} min | {doc['stopped'] or 'finished'} |")
 
 
+def _counts(step: dict) -> str:
+    return f"{step['caught']} / {step['missed']} / {step['extra']}"
+
+
 def report(issues: int) -> str:
     default = scenario(issues, max_wait=120.0, runs=3)
     waiting = scenario(issues, max_wait=WAIT_FOR_RESET, runs=1)
@@ -116,9 +120,9 @@ def report(issues: int) -> str:
               f"- Time for all {issues:,} at GITHUB_TOKEN's limits: the default needs {runs}; with "
               f"`--max-wait {WAIT_FOR_RESET:g}`, one run of {waiting[0]['simulated'] / 60:.1f} simulated minutes, "
               f"{waiting[0]['wall']:.1f} s of it spent on this machine.",
-              "- Again from the cache with step 5's threshold raised from 3 to 4 (the flag step went from "
-              f"{flag[0]['agree']}/{flag[0]['total']} to {flag[1]['agree']}/{flag[1]['total']} agreeing): only the "
-              f"search pages, {cached[-1]['document']['requests']} requests, {cached[-1]['wall']:.1f} s.",
+              "- Again from the cache with step 5's threshold raised from 3 to 4 (the flag step's caught / missed / "
+              f"extra went from {_counts(flag[0])} to {_counts(flag[1])}): only the search pages, "
+              f"{cached[-1]['document']['requests']} requests, {cached[-1]['wall']:.1f} s.",
               f"- Same figures whichever way it read the issues: {'yes' if same else 'NO'}; writes to GitHub: "
               f"{default[-1]['writes'] + waiting[-1]['writes'] + cached[-1]['writes']}; limits refused by the "
               f"stand-in: {'yes' if any(r[-1]['limits_tripped'] for r in (default, waiting, cached)) else 'none'}; "

@@ -7,12 +7,21 @@ act on them the way GitHub records it (label events with their actor, comments, 
 before then, people's labels at the end of the window, and whether a person triaged it. The shadow tests count
 from these, independently of the code under test; the bench uses the same world at 1,000 issues.
 
+`shadow_cli(gh, ...)` runs `ptd-triage shadow` against the stand-in as a user would (a subprocess, the stand-in's
+URL and token in the environment).
+
 May import: the standard library, `fakegithub`.
 """
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
 
 Q = "oncall: distributed"
 PAR, INF, CKPT = ("oncall: distributed parallelisms", "oncall: distributed infra",
@@ -148,3 +157,13 @@ def _after_the_window(gh, world: World, rnd: random.Random) -> None:
         number = gh.add_issue(repo, title=DCP[0], body=DCP[1])["number"]
         gh.label_issue(repo, number, Q, actor="alice")
         gh.label_issue(repo, number, CKPT, actor="alice")
+
+
+def shadow_cli(gh, *args: str, popen: bool = False, env_extra: dict | None = None, repo: str = "acme/widgets"):
+    env = {**os.environ, "GITHUB_API_URL": gh.url, "GITHUB_TOKEN": gh.token, **(env_extra or {})}
+    env.pop("GITHUB_ACTIONS", None)
+    command = [sys.executable, "-m", "triage", "shadow", "--repo", repo, *args]
+    if popen:
+        return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=env)
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)

@@ -55,6 +55,36 @@ def test_follows_link_pagination_with_per_page_100(client):
 
 
 @responses.activate
+def test_the_pager_refuses_a_page_it_has_already_read(client):
+    """A page that links to itself (its query spelt in another order) or a ring of two is refused after one
+    round, not read until the budget runs out; so is a page whose body repeats an earlier page's."""
+    from triage.github.client import BadRequest
+
+    responses.get(COMMENTS, json=[{"id": 1}], headers={"Link": f'<{COMMENTS}?page=1&per_page=100>; rel="next"'},
+                  match=[responses.matchers.query_param_matcher({"per_page": "100"})])
+    responses.get(COMMENTS, json=[{"id": 2}], headers={"Link": f'<{COMMENTS}?per_page=100&page=1>; rel="next"'},
+                  match=[responses.matchers.query_param_matcher({"per_page": "100", "page": "1"})])
+    with pytest.raises(BadRequest, match="links to a page already read"):
+        client.list_comments("pytorch/pytorch", 7)
+    assert client.request_count == 2
+    events = f"{API}/repos/pytorch/pytorch/issues/7/events"
+    for page in range(1, 4):  # every link is new, but the bodies repeat
+        responses.get(events, json=[{"id": 9}], headers={"Link": f'<{events}?per_page=100&page={page + 1}>; rel="next"'},
+                      match=[responses.matchers.query_param_matcher(
+                          {"per_page": "100", **({"page": str(page)} if page > 1 else {})})])
+    with pytest.raises(BadRequest, match="repeats a page already read"):
+        client.list_events("pytorch/pytorch", 7)
+    assert client.request_count == 4
+    # the control: distinct pages are all read
+    labels = f"{API}/repos/pytorch/pytorch/labels"
+    responses.get(labels, json=[{"name": "a"}], headers={"Link": f'<{labels}?per_page=100&page=2>; rel="next"'},
+                  match=[responses.matchers.query_param_matcher({"per_page": "100"})])
+    responses.get(labels, json=[{"name": "b"}], match=[responses.matchers.query_param_matcher(
+        {"per_page": "100", "page": "2"})])
+    assert [x["name"] for x in client.list_repo_labels("pytorch/pytorch")] == ["a", "b"]
+
+
+@responses.activate
 def test_search_stops_at_item_budget_without_fetching_more_pages(client):
     search = f"{API}/search/issues"
     responses.get(search, json={"total_count": 300, "items": [{"number": n} for n in range(100)]},

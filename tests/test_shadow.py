@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from fakegithub import FakeGitHub
-from shadow_world import CKPT, INF, PAR, Q, build_window
+from shadow_world import CKPT, INF, PAR, Q, build_window, shadow_cli
 
 from triage.config.bundle import load_bundle
 from triage.config.labels import Role
@@ -29,22 +29,13 @@ ROUTES = {PAR: "parallelisms", INF: "infra", CKPT: "checkpointing"}
 ISSUE_PATH = rf"/repos/{REPO}/issues/\d+(/timeline|/comments|/events)?"
 
 
-def shadow_cli(gh, *args: str, popen: bool = False, env_extra: dict | None = None):
-    env = {**os.environ, "GITHUB_API_URL": gh.url, "GITHUB_TOKEN": gh.token, **(env_extra or {})}
-    env.pop("GITHUB_ACTIONS", None)
-    command = [sys.executable, "-m", "triage", "shadow", "--repo", REPO, *args]
-    if popen:
-        return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env=env)
-    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
-
-
 def independent_count(world, bundle) -> dict:
     """Per step (agree, total) from the world's own record and the planner alone (see the module doc)."""
     labels = bundle.labels
     parallel_modules = {s.name for s in labels.specs if s.role == Role.MODULE and s.route in (None, "parallelisms")}
     all_modules = {s.name for s in labels.specs if s.role == Role.MODULE}
     steps = {name: [0, 0] for name in ("routing", "modules", "type", "flag", "reproduction")}
+    decisions = {name: [0, 0, 0] for name in steps}  # caught, missed, extra
     wrote = {"labels": 0, "comments": 0}
     disagreeing: set[str] = set()
 
@@ -53,6 +44,10 @@ def independent_count(world, bundle) -> dict:
         steps[step][1] += 1
         if not agree:
             disagreeing.add(f"{REPO}#{truth.number}")
+
+    def decide(step, bot: set, people: set):
+        for index, value in enumerate((len(bot & people), len(people - bot), len(bot - people))):
+            decisions[step][index] += value
 
     for truth in world.truths.values():
         issue = {"number": truth.number, "title": truth.title, "body": truth.body, "state": "open",
@@ -74,15 +69,21 @@ def independent_count(world, bundle) -> dict:
             [ROUTES[n] for n in truth.labels_at_queue if n in ROUTES] or ["none"]
         if route is not None:
             count("routing", bot_routes[0] == route)
+            # a route written but not people's is missed and extra; no route written is only missed
+            decide("routing", {bot_routes[0]} - {"none"}, {route})
         if route == "parallelisms" and people & all_modules:
             count("modules", people & parallel_modules == after & parallel_modules)
+            decide("modules", after & parallel_modules, people & parallel_modules)
         kinds = {k for k in ("feature", "enhancement") if k in after}
         count("type", kinds == people & {"feature", "enhancement"})
+        decide("type", kinds, people & {"feature", "enhancement"})
         held = "triage review" in plan.add_labels and "ptd-bot-triaged" not in plan.add_labels
         count("flag", held == ("high priority" in people))
+        decide("flag", {"held"} if held else set(), {"held"} if "high priority" in people else set())
         count("reproduction", ("needs reproduction" in after) == ("needs reproduction" in people))
-    return {"steps": {k: {"agree": a, "total": t} for k, (a, t) in steps.items()}, "disagreeing": disagreeing,
-            **wrote}
+        decide("reproduction", after & {"needs reproduction"}, people & {"needs reproduction"})
+    return {"steps": {k: {"agree": a, "total": t, **dict(zip(("caught", "missed", "extra"), decisions[k]))}
+                      for k, (a, t) in steps.items()}, "disagreeing": disagreeing, **wrote}
 
 
 @pytest.fixture
@@ -102,7 +103,8 @@ def test_figures_equal_an_independent_count_over_200_issues(world_github, tmp_pa
     report = json.loads((tmp_path / "r.json").read_text())
     expected = independent_count(world, bundle)
     for step, figures in expected["steps"].items():
-        assert {k: report["steps"][step][k] for k in ("agree", "total")} == figures, step
+        assert {k: report["steps"][step][k] for k in figures} == figures, step
+        assert sum(figures[k] for k in ("caught", "missed", "extra")) > 0, step  # every step decided something
     triaged = sum(t.triaged for t in world.truths.values())
     assert report["issues"] == 200 and report["triaged_by_people"] == triaged
     assert report["not_yet_triaged"] == 200 - triaged > 0
@@ -117,10 +119,12 @@ def test_figures_equal_an_independent_count_over_200_issues(world_github, tmp_pa
     assert report["requests"] == len(gh.requests)
     assert not [r for r in gh.requests if r.path.endswith(("/comments", "/events"))]
     # the terminal table (no progress bar off a terminal), the Markdown, and the eval dataset
-    assert "\r" not in result.stderr and "routing (sub-oncall)" in result.stdout
+    assert "\r" not in result.stderr and "routing" in result.stdout and "caught/missed/extra" in result.stdout
     markdown = (tmp_path / "r.md").read_text()
     routing = report["steps"]["routing"]
-    assert f"| routing \\(sub-oncall\\) | {routing['agree']} | {routing['total']} |" in markdown
+    verdict = report["verdicts"]["routing"]
+    assert (f"| routing | **{verdict['words']}**<br>" in markdown and f" | {routing['caught']} / {routing['missed']} / "
+            f"{routing['extra']} | " in markdown)
     rows = [json.loads(line) for line in (tmp_path / "rows.jsonl").read_text().splitlines()]
     assert len(rows) == triaged
     again = subprocess.run([sys.executable, "-m", "triage", "eval", str(tmp_path / "rows.jsonl"), "--format",
@@ -305,19 +309,43 @@ def test_a_progress_bar_on_a_terminal_only(fake_github, tmp_path):
 
 
 def _document(disagreements: int, title: str = "FSDP | <b>hang</b> `x`") -> dict:
-    step = {"agree": 1, "total": 2, "rate": 0.5}
+    step = {"agree": 1, "total": 2, "rate": 0.5, "caught": 1, "missed": 1, "extra": 0, "precision": 1.0,
+            "recall": 0.5, "decided_by": {"rubric": 2}}
     item = {"id": f"{REPO}#1", "url": "https://github.com/acme/widgets/issues/1", "title": title,
             "steps": {"routing": {"bot": "infra", "people": "parallelisms"}},
             "bot": {"labels": ["oncall: distributed infra"], "comment": None, "outcome": "routed",
                     "reasons": ["step 2: infra | <img src=x>"] * 3},
             "people": ["oncall: distributed parallelisms"]}
+    plain = {"id": item["id"], "url": item["url"], "title": title, "kind": "wrong", "bot": "infra",
+             "people": "parallelisms", "because": ["'<img src=x>' in the title"], "score": None,
+             "comment": {"template": "needs_distributed_reproduction", "body": "Hi @x <script>\n\n- **A script**\n<!-- ptd-triage:needs_distributed_reproduction -->"}}
+    verdict = {"verdict": "ready", "words": "ready to write live", "why": "1.00 of 5 writes right",
+               "change": None, "do": "nothing to change", "lines": [], "evidence": "Routing below"}
+    names = ("routing", "modules", "type", "flag", "reproduction")
     return {"repo": REPO, "since": "2026-01-01T00:00:00Z", "until": "2026-03-31T23:59:59Z", "planner": "rubric",
             "issues": 2, "triaged_by_people": 2, "not_yet_triaged": 0, "found": 2, "examined": 2,
-            "outside_window": 0, "from_cache": 0, "left": 0, "stopped": None, "requests": 3,
+            "outside_window": 0, "from_cache": 0, "left": 0, "stopped": None, "requests": 3, "opted_out": 0,
+            "opted_out_issues": [], "failed": None, "notes": ["search result 1 of page 1 | <b>x</b>: left out"],
+            "skipped": [{"id": f"{REPO}#2", "why": "its timeline could not be read: 410 <i>Gone</i>"}],
+            "planners": {"asked": "rubric", "issues": 2, "fallbacks": 0, "failed": 0, "fallback_reasons": [],
+                         "by_step": {name: {"rubric": 2} for name in names}},
             "steps": {"routing": {**step, "columns": ["infra", "none"], "confusion": {"parallelisms": {"infra": 1,
                                                                                                     "none": 0}}},
-                      "modules": {**step, "precision": 1.0, "recall": 0.5, "tp": 1, "fp": 0, "fn": 1},
+                      "modules": {**step, "tp": 1, "fp": 0, "fn": 1},
                       "type": step, "flag": step, "reproduction": step},
+            "verdicts": {name: verdict for name in names}, "next": "every step is ready",
+            "lines": {"disable": 'labels.json: "disabled": ["enhancement"]',
+                      "disable_repository": '.github/ptd-triage.yml: labels: {disabled: ["enhancement"]}',
+                      "threshold": None, "threshold_repository": None},
+            "labels": [{"label": "enhancement", "role": "type", "kind": "enhancement", "bot_adds": 1,
+                        "people_apply": 0, "both": 0, "of": 2, "disabled": False, "never_used": True,
+                        "rarely_used": True}],
+            "high_priority_table": {"threshold": 3.0, "people_flagged": 1, "scored": 2, "suggested": 3.0,
+                                    "rows": [{"threshold": 3.0, "caught": 1, "missed": 0, "extra": 0,
+                                              "current": True}]},
+            "confusions": {"routing": [{"people": "parallelisms", "bot": "infra", "issues": [item["id"]],
+                                        "count": 1, "signals": ["'<b>' in the title"]}], "modules": []},
+            "disagreements_by_step": {name: [plain] * disagreements for name in names},
             "disagreements": [item] * disagreements,
             "would_write": {"labels": disagreements, "comments": 0,
                             "issues": [{**item["bot"], "id": item["id"], "url": item["url"], "title": title,
@@ -326,13 +354,16 @@ def _document(disagreements: int, title: str = "FSDP | <b>hang</b> `x`") -> dict
 
 
 def test_the_markdown_escapes_issue_text_and_keeps_under_its_cap():
-    from triage.evaluation.shadow_render import render_markdown
+    from triage.evaluation.shadow_markdown import render_markdown
 
     text = render_markdown(_document(1))
     assert "FSDP \\| \\<b\\>hang\\</b\\> \\`x\\`" in text and "\\<img src=x\\>" in text
-    assert not re.search(r"(?<!\\)<(img|b)[ >]", text)  # every tag from issue or planner text is escaped
-    assert "| routing \\(sub-oncall\\) | 1 | 2 | 0.500 |" in text
-    assert "(not yet triaged by people)" in text
+    # every tag from issue, planner or GitHub text is escaped: titles, quotes, the comment, skips and notes
+    assert not re.search(r"(?<!\\)<(img|b|i|script)[ >]", text)
+    assert "> Hi @x &lt;script>" in text and "> - **A script**" in text and "410 \\<i\\>Gone\\</i\\>" in text
+    assert "| routing | **ready to write live**<br>1.00 of 5 writes right | 1.00 | 0.50 | 1 / 1 / 0 |" in text
+    assert '`labels.json: "disabled": ["enhancement"]`' in text
+    assert "(not yet triaged by people)" in text and "ptd-triage:needs" not in text  # no hidden marker quoted
     big = _document(5000)
     whole = render_markdown(big)
     capped = render_markdown(big, cap=200_000, rest_in="/tmp/runner/ptd-triage-shadow.json")

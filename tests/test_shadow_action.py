@@ -71,3 +71,38 @@ def test_mode_shadow_on_an_issue_event_or_a_bad_window_is_one_error_line(fake_gi
         errors = [line for line in run.stdout.splitlines() if line.startswith("::error::")]
         assert len(errors) == 1 and words in errors[0], run.stdout
         assert run.requests == []
+
+
+def test_mode_shadow_warns_per_skipped_issue_and_fails_on_a_failing_model(tmp_path):
+    """Issue 37 through the entrypoint: a timeline answering 410 is one `::warning::` naming the issue and the run
+    passes; a model that fails on every issue it is asked about is counted in the summary's first lines, each
+    reason an `::error::`, and the run fails (exit 1) with both reports written."""
+    from fakellm import FakeAnthropic, Fault
+
+    key = "sk-ant-test-shadow-action-0000"
+    with FakeGitHub() as gh, FakeAnthropic(api_key=key) as model:
+        world = build_window(gh, 10, repo=REPO)
+        gh.add_token(READ_ONLY, "github-actions[bot]", read_only=True)
+        gone = sorted(world.truths)[2]
+        gh.inject("GET", rf"/repos/{REPO}/issues/{gone}/timeline", 410,
+                  body={"message": "Issue gone", "documentation_url": "https://docs"})
+        inputs = {"mode": "shadow", "github-token": READ_ONLY, "shadow-since": world.since,
+                  "shadow-until": world.until}
+        run = run_action(gh, tmp_path, "schedule", schedule_payload(), inputs=inputs)
+        assert run.returncode == 0, run.stderr
+        warnings = [line for line in run.stdout.splitlines() if line.startswith("::warning::")]
+        assert len(warnings) == 1 and f"{REPO}#{gone} skipped" in warnings[0] and "410" in warnings[0]
+
+        model.script(*[Fault.error(400, "this model is not available")] * 40)
+        failing = run_action(gh, tmp_path, "workflow_dispatch", dispatch_payload(), inputs={
+            **inputs, "planner": "llm", "llm-provider": "anthropic", "llm-model": "claude-test",
+            "llm-base-url": model.url, "llm-api-key": key, "llm-timeout": "5"})
+        assert failing.returncode == 1
+        errors = [line for line in failing.stdout.splitlines() if line.startswith("::error::")]
+        assert len(errors) == 1 and "the model failed on" in errors[0], failing.stdout
+        first_lines = "\n".join(failing.summary.splitlines()[:6])
+        assert "**planner llm: the model failed on" in first_lines
+        report = json.loads((tmp_path / "run1" / "temp" / "ptd-triage-shadow.json").read_text())
+        assert report["planners"]["failed"] == len(model.answered) > 0
+        assert failing.writes == [] and not model.violations
+        assert not gh.violations  # the injected 410 is one the timeline documents

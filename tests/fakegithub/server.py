@@ -445,7 +445,8 @@ class FakeGitHub:
         """Answer the next `times` requests whose method matches and whose path (no query) fully matches
         `path_regex` with `status`/`headers`/`body` instead of the real result. `after_effect=True` performs the
         real operation first (the write happens, then the client sees the fault). `delay` waits before answering;
-        `drop` closes the connection with no answer. Faults are checked before authentication."""
+        `drop` closes the connection with no answer. A `body` of bytes is sent as it is (not JSON-encoded). Faults
+        are checked before authentication."""
         if body is None and status >= 400:
             body = {"message": "Server Error" if status >= 500 else "Error", "documentation_url": DOCS}
         with self._lock:
@@ -912,7 +913,8 @@ class _Handler(BaseHTTPRequestHandler):
         if drop:
             self.close_connection = True
             return
-        payload = b"" if body is None else json.dumps(body).encode()
+        # bytes go out as they are (an injected fault's proxy page, or JSON nested deeper than a parser takes)
+        payload = b"" if body is None else body if isinstance(body, bytes) else json.dumps(body).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json; charset=utf-8")
         self.send_header("Content-Length", str(len(payload)))

@@ -7,8 +7,13 @@ under GitHub's limit, its long lists cut first) and the JSON report (`shadow-fil
 $RUNNER_TEMP/ptd-triage-shadow.json, for actions/upload-artifact); the `shadow-file` output names it. With
 `shadow-cache` (a folder, kept between runs by actions/cache) a run reads only the issues that changed.
 
+Each issue skipped and each bad answer or cache file left out is a warning (the first WARNINGS of them, then one
+line counting the rest: all are in the report). The run fails (exit 1, after writing both reports) when GitHub
+failed midway or when the model asked for failed on an issue (`::error::`, as in the other modes: its plans are the
+rubric's, and the report counts them so).
+
 May import: the standard library, `triage.action.*`, `triage.evaluation.shadow`, `triage.evaluation.shadow_fetch`,
-`triage.evaluation.shadow_render`.
+`triage.evaluation.shadow_render`, `triage.evaluation.shadow_markdown`.
 """
 from __future__ import annotations
 
@@ -23,6 +28,7 @@ from triage.action.report import Reporter
 from triage.action.settings import ActionError, Settings
 
 DEFAULT_FILE = "ptd-triage-shadow.json"
+WARNINGS = 10  # warning annotations per run (GitHub shows ten per step); the rest are counted in one more
 EVENTS = ("schedule", "workflow_dispatch")
 
 
@@ -35,7 +41,8 @@ def shadow_path(settings: Settings, environ: Mapping[str, str]) -> Path:
 def run_shadow(settings: Settings, environ: Mapping[str, str], reporter: Reporter, event: str) -> int:
     from triage.evaluation.shadow import Window, shadow, window_bounds
     from triage.evaluation.shadow_fetch import IssueCache
-    from triage.evaluation.shadow_render import headline, render_markdown
+    from triage.evaluation.shadow_markdown import render_markdown
+    from triage.evaluation.shadow_render import headline, run_errors, run_warnings
 
     if event not in EVENTS:
         raise ActionError(f"mode shadow runs on a schedule or a workflow_dispatch, not on '{event}': it measures a "
@@ -56,7 +63,7 @@ def run_shadow(settings: Settings, environ: Mapping[str, str], reporter: Reporte
     check_model_prompt(planner, bundle)
     cache = IssueCache(Path(settings.shadow_cache) if settings.shadow_cache else None, settings.repo)
     try:
-        document, run = shadow(client, bundle, Window(settings.repo, since, until), cache=cache, planner=planner,
+        document, _ = shadow(client, bundle, Window(settings.repo, since, until), cache=cache, planner=planner,
                                own_logins=(settings.bot_login,))
     except OSError as exc:
         raise ActionError(f"input shadow-cache {settings.shadow_cache!r}: {exc.strerror or exc}") from None
@@ -67,7 +74,12 @@ def run_shadow(settings: Settings, environ: Mapping[str, str], reporter: Reporte
     for line in headline(document):
         reporter.info(f"ptd-triage shadow: {line}")
     reporter.info(f"ptd-triage shadow: the report is in {path}; nothing was written to GitHub")
-    if run.stopped:
-        reporter.warning(f"shadow stopped early: {run.stopped}; {run.left} issue(s) not read (with shadow-cache "
-                         "kept between runs, the next run reads only those)")
-    return 0
+    warnings = run_warnings(document, cache="shadow-cache")
+    for line in warnings[:WARNINGS]:
+        reporter.warning(f"shadow: {line}")
+    if len(warnings) > WARNINGS:
+        reporter.warning(f"shadow: {len(warnings) - WARNINGS} more warning(s): every one is in {path}")
+    failures = run_errors(document, cache="shadow-cache")
+    for line in failures:
+        reporter.error(f"shadow: {line}")
+    return 1 if failures else 0

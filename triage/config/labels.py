@@ -37,6 +37,9 @@ _SCHEMA = {
     "properties": {
         "queue_label": _LABEL_NAME,
         "forbidden": {"type": "array", "items": _LABEL_NAME},
+        # Type labels (role `type`) the bot does not add: step 4 still reads the issue and says what it found, but
+        # writes no label the queue's people never use (what shadow's report suggests from their history).
+        "disabled": {"type": "array", "items": _LABEL_NAME, "uniqueItems": True},
         # How measuring reads the labels people gave (`triage.evaluation.gold`); the bot never applies these.
         "gold": {
             "type": "object",
@@ -97,6 +100,8 @@ class LabelSet:
     forbidden_names: frozenset[str] = RESERVED_LABELS
     # labels.json `gold`: how measuring reads the labels people gave (see the schema above).
     either_routes: tuple[str, ...] = ()
+    # labels.json `disabled`: listed type labels the bot does not add (the policy drops them; see the schema above).
+    disabled: frozenset[str] = frozenset()
     gold_module_routes: tuple[tuple[str, str], ...] = ()
 
     @property
@@ -220,8 +225,15 @@ def parse_labels(data: object, path: str, *, checked: bool = False) -> LabelSet:
     # forbidden): a misconfigured fork must not be able to give the bot `high priority`; `ptd-triage validate`
     # reports both contradictions (triage.config.validate.floor_problems).
     forbidden = frozenset(data.get("forbidden", sorted(RESERVED_LABELS))) | RESERVED_LABELS
+    roles = {s.name: s.role for s in specs}
+    for i, name in enumerate(data.get("disabled", ())):
+        if roles.get(name) != Role.TYPE:
+            what = f"a label of role '{roles[name]}'" if name in roles else "not a listed label"
+            raise LabelsError(path, f"disabled names '{name}', {what}: only a type label (role 'type') can be disabled",
+                              (("disabled", i),))
     gold = data.get("gold", {})
     return LabelSet(queue_label=data["queue_label"], specs=specs, forbidden_names=forbidden,
+                    disabled=frozenset(data.get("disabled", ())),
                     either_routes=tuple(gold.get("either", ())),
                     gold_module_routes=tuple(gold.get("module_routes", {}).items()))
 

@@ -16,6 +16,7 @@ whole queue of its own.
       add:                          #   labels to add to the allowlist (one with an existing name replaces it)
         - {name: "module: my thing", role: module, description: "...", color: "c5def5"}
       forbidden: ["high priority"]  #   replaces the forbidden list
+      disabled: [enhancement]       #   replaces the list of type labels the bot does not add
       labels: [...]                 #   replaces the whole allowlist (what `extends: none` uses)
     templates:                      # optional: template name -> text (replaces or adds a template)
       not_pt2: |
@@ -61,6 +62,7 @@ _SCHEMA = {
             "properties": {
                 "add": {"type": "array", "items": {"type": "object"}},
                 "forbidden": {"type": "array", "items": {"type": "string", "pattern": LABEL_NAME_PATTERN}},
+                "disabled": {"type": "array", "items": {"type": "string", "pattern": LABEL_NAME_PATTERN}},
                 "labels": {"type": "array", "items": {"type": "object"}},
                 "queue_label": {"type": "string", "pattern": LABEL_NAME_PATTERN},
             },
@@ -112,7 +114,7 @@ def layer(base: QueueSources, config: Located) -> QueueSources:
     changes = data.get("labels", {})
     if "queue_label" in data:
         labels = merge(labels, {"queue_label": data["queue_label"]}, {("queue_label",): config.where(("queue_label",))})
-    for key in ("labels", "queue_label", "forbidden"):  # whole values: they replace the base's
+    for key in ("labels", "queue_label", "forbidden", "disabled"):  # whole values: they replace the base's
         if key in changes:
             labels = merge(labels, {key: changes[key]}, {k[1:]: v for k, v in marks.items() if k[:2] == ("labels", key)})
     if changes.get("add"):

@@ -31,6 +31,7 @@ class DropKind(StrEnum):
     NOT_DISTRIBUTED_COMMENT = "not_distributed_comment"  # subject: the template, without the not-distributed flow
     ALREADY_POSTED = "already_posted"  # subject: the template, already posted by this bot
     OPTED_OUT = "opted_out"  # subject: the opt-out label the issue carries (labels.json role `skip`)
+    LABEL_DISABLED = "label_disabled"  # subject: a type label the queue disabled (labels.json `disabled`)
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,7 @@ _WORDING = {
     DropKind.NOT_DISTRIBUTED_COMMENT: lambda d, name: (
         f"dropped comment {name!r}: the plan does not flag the issue as {d.not_in_queue}"),
     DropKind.ALREADY_POSTED: lambda d, name: f"'{name}' comment already posted, not posting again",
+    DropKind.LABEL_DISABLED: lambda d, name: f"'{name}' is disabled (labels.json disabled): not added",
     DropKind.OPTED_OUT: lambda d, name: (
         f"the issue carries '{name}': a person asked the bot to leave it alone; nothing is written"),
 }

@@ -10,7 +10,8 @@ The rules (the seed's constraints, plus the semantic rules PyTorch's own apply s
 - an issue carrying the opt-out label (labels.json role `skip`, `ptd-bot-skip` by default) gets nothing at all,
   whatever the proposal and however the run was started (the last guard: the service leaves such an issue first);
   the label itself is not in the allowlist: only people add it;
-- only labels from the allowlist, never one the issue already has, never a forbidden one (`high priority`);
+- only labels from the allowlist, never one the issue already has, never a forbidden one (`high priority`), never
+  a type label the queue disabled (labels.json `disabled`);
 - a plan can only add: there is no way to express removing, closing or assigning;
 - an existing sub-oncall is kept (a proposed one beside it is dropped); with none on the issue, more than one
   proposed is refused ("refuse to guess") and the issue goes to review;
@@ -124,11 +125,13 @@ _ROUTING = (Role.MODULE, Role.SUB_ONCALL, Role.TYPE)  # what an issue flagged as
 
 
 def _allowlisted(d: _Draft) -> None:
-    """Labels: allowlisted, new, not forbidden, each once."""
+    """Labels: allowlisted, new, not forbidden, not disabled, each once."""
     labels = d.bundle.labels
     for name in d.proposal.add_labels:
         if not isinstance(name, str) or name not in labels.names or name in labels.forbidden:
             d.drop(DropKind.NOT_ALLOWLISTED, name)
+        elif name in labels.disabled:
+            d.drop(DropKind.LABEL_DISABLED, name)
         elif not d.has(name):
             d.wanted.append(name)
 

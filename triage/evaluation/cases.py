@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from triage.evaluation.dataset import DatasetRow
 from triage.evaluation.gold import Gold
@@ -31,10 +31,11 @@ class Case:
     elapsed_ms: float | None = None
 
 
-def plan_rows(rows: Iterable[DatasetRow], bundle, planner=None) -> list[Case]:
+def plan_rows(rows: Iterable[DatasetRow], bundle, planner=None,
+              on_plan: Callable[[DatasetRow, Any], None] | None = None) -> list[Case]:
     """Plan each row (as it stood when the queue label was added), timing the planner alone: the queue's patterns
     are compiled first (`compile_patterns`), once, so no row pays for the compile of patterns a row before it did not
-    happen to use."""
+    happen to use. `on_plan(row, plan)`: sees each `Plan` itself (its steps' evidence, which a Case does not keep)."""
     from triage.config.bundle import compile_patterns
 
     compile_patterns(bundle)
@@ -43,6 +44,8 @@ def plan_rows(rows: Iterable[DatasetRow], bundle, planner=None) -> list[Case]:
         started = time.perf_counter()
         plan = plan_issue(row.snapshot, bundle, planner=planner)
         elapsed = (time.perf_counter() - started) * 1000
+        if on_plan is not None:
+            on_plan(row, plan)
         cases.append(Case(id=row.id, title=row.snapshot.title, gold=row.gold, plan=plan.to_dict(),
                           labels_before=row.snapshot.labels, elapsed_ms=elapsed))
     return cases

@@ -107,16 +107,25 @@ class GitHubClient(GitHubTransport):
             raise self._error(BadRequest, 200, "GET", api_path, f"{path} is a file, not a folder")
         return [(str(e.get("name")), str(e.get("type"))) for e in data if isinstance(e, dict)]
 
-    def search_page(self, query: str, *, sort: str = "created", order: str = "asc") -> tuple[list[dict], int]:
+    def search_page(self, query: str, *, sort: str = "created", order: str = "asc",
+                    page: int = 1) -> tuple[list[Any], int]:
         """One page (up to 100) of search results and GitHub's `total_count`. The sweep pages by key (a
         `created:>=` qualifier) with this, rather than by page number: its own writes drop issues out of the
-        results, which would shift numbered pages under it."""
+        results, which would shift numbered pages under it. `page` > 1: a numbered page of the same query (for
+        more than a page of issues created in the same second, which no key separates). An answer that is not a
+        search result (not an object, `items` not a list) is `BadRequest`; the items are as GitHub sent them."""
         if sort not in SEARCH_SORTS:
             raise ValueError(f"unknown search sort {sort!r}; expected one of {', '.join(sorted(SEARCH_SORTS))}")
-        data = self._json("GET", "/search/issues",
-                          params={"q": query, "sort": sort, "order": order, "per_page": PER_PAGE})
-        total = data.get("total_count") if isinstance(data, dict) else None
-        return list(data.get("items") or []), int(total) if isinstance(total, int) else 0
+        params: dict[str, Any] = {"q": query, "sort": sort, "order": order, "per_page": PER_PAGE}
+        if page > 1:
+            params["page"] = page
+        data = self._json("GET", "/search/issues", params=params)
+        items = data.get("items") if isinstance(data, dict) else None
+        if not isinstance(items, list):
+            raise self._error(BadRequest, 200, "GET", "/search/issues", "the answer is not a search result (no "
+                              "list of items)")
+        total = data.get("total_count")
+        return items, total if isinstance(total, int) and not isinstance(total, bool) else 0
 
     def list_issues(self, repo: str, *, labels: list[str] | None = None, state: str = "open",
                     limit: int | None = None) -> Iterator[dict]:

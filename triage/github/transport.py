@@ -13,7 +13,8 @@ Why it is shaped like this:
 - Content-creating requests are paced under GitHub's secondary limits (`WritePacer`); reads are not.
 - A failure GitHub may have acted on (a timeout, a 5xx) is retried only when the caller says how to look first
   (`on_maybe_processed`); rate-limit refusals were not processed and are always safe to retry.
-- Pagination links are followed only on the API host (the Authorization header goes wherever we send).
+- Pagination links are followed only on the API host (the Authorization header goes wherever we send), and never
+  back to a page already read (nor on from a page that repeats one): a self-linking page would read on forever.
 - The token lives only in the session headers; errors are scrubbed of it when built; it is in no repr.
 
 Imports: requests, `triage.http` (decisions, errors, retry loop, pacer), `triage.github.names` and `triage`'s
@@ -21,13 +22,14 @@ version.
 """
 from __future__ import annotations
 
+import hashlib
 import random
 import socket
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import requests
 
@@ -62,6 +64,12 @@ def _wrong_address(exc: BaseException) -> str | None:
             return "no such host name:"
         todo += [item.__cause__, item.__context__, getattr(item, "reason", None), *item.args]
     return None
+
+
+def _page_key(url: str) -> str:
+    """A page's URL with its query in a canonical order: the same page however its link spells the query."""
+    parts = urlsplit(url)
+    return f"{parts.netloc}{parts.path.rstrip('/')}?{urlencode(sorted(parse_qsl(parts.query)))}"
 
 
 class GitHubTransport:
@@ -286,23 +294,39 @@ class GitHubTransport:
 
     def _paginate(self, path: str, params: dict | None = None, *, limit: int | None = None,
                   items_key: str | None = None) -> Iterator[dict]:
-        """Follow `Link: rel="next"`; stop after `limit` items (a budget for both time and API calls)."""
+        """Follow `Link: rel="next"`; stop after `limit` items (a budget for both time and API calls). A next link
+        to a page already read, or a page whose body repeats one already read, is refused (`BadRequest`): a page
+        that links to itself (or a ring of them) would otherwise be read until the budget runs out."""
         if limit is not None and limit <= 0:
             return
         yielded = 0
         url: str | None = path
         query = dict(params or {}, per_page=PER_PAGE)
+        seen_urls: set[str] = set()
+        seen_bodies: set[bytes] = set()
         while url:
             response = self._request("GET", url, params=query)
             query = None  # the next link already carries the query
+            seen_urls.add(_page_key(response.url or self._url(url)))
+            digest = hashlib.sha256(response.content or b"").digest()
+            if digest in seen_bodies:
+                raise self._error(BadRequest, response.status_code, "GET", urlsplit(url).path or "/",
+                                  f"page {len(seen_urls)} repeats a page already read; refusing to read on")
+            seen_bodies.add(digest)
             data = response.json()
-            items = data.get(items_key, []) if items_key else data
+            items = (data.get(items_key, []) if isinstance(data, dict) else None) if items_key else data
+            if not isinstance(items, list):
+                raise self._error(BadRequest, response.status_code, "GET", urlsplit(url).path or "/",
+                                  f"page {len(seen_urls)} is not a list of items")
             for item in items:
                 yield item
                 yielded += 1
                 if limit is not None and yielded >= limit:
                     return
             url = next_page(response.headers)
+            if url is not None and _page_key(self._url(url)) in seen_urls:
+                raise self._error(BadRequest, response.status_code, "GET", urlsplit(url).path or "/",
+                                  f"page {len(seen_urls)} links to a page already read; refusing to read it again")
 
     @staticmethod
     def _issue_path(repo: str, number: int, suffix: str = "") -> str:

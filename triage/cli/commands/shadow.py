@@ -3,8 +3,10 @@ repository's people did, with nothing written (see triage/evaluation/shadow.py a
 
 Token from GITHUB_TOKEN (read access is enough); API from --api-url or GITHUB_API_URL. The report goes to stdout
 as a table (with a progress bar on stderr while reading, on a terminal only); --markdown, --json and --save write
-files. Exit status: 0, 1 when GitHub fails (what was read stays in the cache: re-run to go on), 2 on bad input
-(nothing read, nothing written).
+files. Each issue skipped and each bad answer or cache file left out is one warning line on stderr. Exit status: 0;
+1 when GitHub fails (before anything is read: one line; midway: the report of what was read, and what was read
+stays in the cache: re-run to go on) or when the model asked for failed on an issue (its plan is the rubric's, and
+the report counts it so); 2 on bad input (nothing read, nothing written).
 """
 
 from __future__ import annotations
@@ -56,7 +58,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from triage.evaluation.shadow import Window, saved_rows, shadow, window_bounds
     from triage.evaluation.shadow_fetch import IssueCache
-    from triage.evaluation.shadow_render import render_markdown, render_text
+    from triage.evaluation.shadow_markdown import render_markdown
+    from triage.evaluation.shadow_render import render_text, run_errors, run_warnings
 
     try:
         since, until = window_bounds(args.since, args.until)
@@ -94,10 +97,12 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(f"{args.save}: cannot write dataset ({exc.strerror or exc})", status=1) from None
         print(f"ptd-triage shadow: {count} issues triaged by people saved to {args.save}", file=sys.stderr)
     sys.stdout.write(render_text(document))
-    if shadow_run.stopped:
-        print(f"ptd-triage shadow: warning: stopped early: {shadow_run.stopped}; {shadow_run.left} issue(s) not "
-              "read (re-run with the same --cache to read the rest)", file=sys.stderr)
-    return 0
+    for line in run_warnings(document, cache="--cache"):
+        print(f"ptd-triage shadow: warning: {line}", file=sys.stderr)
+    failures = run_errors(document, cache="--cache")
+    for line in failures:
+        print(f"ptd-triage shadow: error: {line}", file=sys.stderr)
+    return 1 if failures else 0
 
 
 def _write(path: str, text: str) -> None:

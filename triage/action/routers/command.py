@@ -43,7 +43,7 @@ def _check(event: Event) -> Result | None:
         return ignored(f"comment by bot {login!r} (bots, including ptd-triage, cannot run commands)")
     if not may_hold_a_command(body):  # most comments: no line starts with "/", so no config read, no scan
         return ignored("comment has no command line (no line starts with '/')")
-    wanted = event.settings.queue_label  # when the input names it, an issue outside the queue needs no config
+    wanted = event.settings.known_queue_label  # when it is known, an issue outside the queue needs no config
     if wanted and not snapshot.has_label(wanted):
         return ignored(f"comment on #{snapshot.number}, which does not have the queue label {wanted!r}")
     return None

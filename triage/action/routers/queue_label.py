@@ -1,6 +1,7 @@
-"""The queue label: an issue labelled with it, or opened/reopened carrying it, is triaged. When the `queue-label`
-input names the label (action.yml's default does), an event for another label or an issue without it is answered
-from the payload alone: no queue is loaded and nothing is read.
+"""The queue label: an issue labelled with it, or opened/reopened carrying it, is triaged. When the label is known
+before any configuration is read (the `queue-label` input names it, or no `config` input: the bundled queue's), an
+event for another label or an issue without it is answered from the payload alone: no queue is loaded and nothing
+is read. Otherwise (action.yml's default: the configuration's label) the configuration is read first.
 
 May import: `triage.action.context`, `triage.action.routing`, `triage.action.settings`, `triage.action.routers.*`.
 """
@@ -24,7 +25,7 @@ def _label_name(payload) -> str:
 def _check_labeled(event: Event) -> Result | None:
     event.issue()  # a malformed payload fails before anything is read
     name = _label_name(event.payload)
-    wanted = event.settings.queue_label  # when the input names it, no configuration is needed to say "not ours"
+    wanted = event.settings.known_queue_label  # when it is known, no configuration is needed to say "not ours"
     if wanted and name != wanted:
         return ignored(f"label {name!r} is not the queue label {wanted!r}")
     return None
@@ -44,7 +45,7 @@ def on_issue_labeled(context: Context) -> Result:
 
 def _check_opened(event: Event) -> Result | None:
     snapshot = event.issue()  # a malformed payload fails before anything is read
-    return _outside(snapshot, event.settings.queue_label)
+    return _outside(snapshot, event.settings.known_queue_label)
 
 
 def _outside(snapshot, label: str) -> Result | None:

@@ -29,6 +29,7 @@ class Result:
     notes: list[str] = field(default_factory=list)
     task: list[str] | None = None  # a maintenance run's report for the step summary (markdown lines)
     dry_run: bool = False  # a maintenance run's: it only reported
+    warning: str = ""  # an ignored event's misconfiguration, said as a warning (a queue label that nearly matches)
 
     @property
     def results(self) -> list:

@@ -30,6 +30,8 @@ def report_result(result: Result, reporter: Reporter, title: str, *, rest_in: st
     that already holds every plan (plan mode's plans file), named where the summary or an output had to be cut."""
     if result.kind == "ignored":
         reporter.info(f"ptd-triage: nothing to do: {result.why}")
+        if result.warning:
+            reporter.warning(result.warning)
         reporter.set_outputs(ignored_outputs())
         reporter.write_summary(summary_markdown(title, [], [f"Ignored: {result.why}"]))
         return 0

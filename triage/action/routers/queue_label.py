@@ -27,15 +27,26 @@ def _check_labeled(event: Event) -> Result | None:
     name = _label_name(event.payload)
     wanted = event.settings.known_queue_label  # when it is known, no configuration is needed to say "not ours"
     if wanted and name != wanted:
-        return ignored(f"label {name!r} is not the queue label {wanted!r}")
+        return _other_label(name, wanted)
     return None
 
 
 def _configured_labeled(context: Context) -> Result | None:
     name = _label_name(context.payload)
     if name != context.queue_label:
-        return ignored(f"label {name!r} is not the queue label {context.queue_label!r}")
+        return _other_label(name, context.queue_label)
     return None
+
+
+def _other_label(name: str, wanted: str) -> Result:
+    """Ignored: not the queue label. A label that nearly is (another case or spacing: the repository's own label,
+    since the event added it) is a misspelt queue label, said as a warning: else every event is dropped quietly."""
+    from triage.service.queue_check import near_miss, near_miss_line
+
+    result = ignored(f"label {name!r} is not the queue label {wanted!r}")
+    if near_miss(wanted, [name]):
+        result.warning = near_miss_line(wanted, name, "this event added the label")
+    return result
 
 
 @router.on("issues.labeled", check=_check_labeled, configured=_configured_labeled)
@@ -51,8 +62,19 @@ def _check_opened(event: Event) -> Result | None:
 def _outside(snapshot, label: str) -> Result | None:
     """The issue does not carry the queue label (`label`, empty when only the configuration knows it)."""
     if label and not snapshot.has_label(label):
-        return ignored(f"issue #{snapshot.number} does not have the queue label {label!r}")
+        return outside_result(snapshot, label, f"issue #{snapshot.number} does not have the queue label {label!r}")
     return None
+
+
+def outside_result(snapshot, label: str, why: str) -> Result:
+    """Ignored: the issue is not in the queue; with a warning when one of its labels nearly is the queue label."""
+    from triage.service.queue_check import near_miss, near_miss_line
+
+    result = ignored(why)
+    close = near_miss(label, snapshot.labels)
+    if close:
+        result.warning = near_miss_line(label, close, f"issue #{snapshot.number} carries the label")
+    return result
 
 
 def _configured_opened(context: Context) -> Result | None:

@@ -34,13 +34,10 @@ def on_labels_sync(context: Context) -> Result:
              f"present as configured, {n[DIFFERS]} present with another colour or description (left as they are: "
              "`ptd-triage labels sync --update` from a terminal changes those). Nothing is ever deleted or renamed.",
              ""]
-    if s.dry_run:
-        lines += ["A dry run: nothing was created. Run it again with the Dry run box cleared (the input "
-                  "`dry-run: false`) to create them.", ""]
-    shown = {CREATE: verb, OK: "present", DIFFERS: "present, differs"}
-    lines += ["| Label | Colour | Description | |", "| --- | --- | --- | --- |"]
-    lines += [f"| {_cell(c.name)} | `#{c.color}` | {_cell(c.description)} | {shown.get(c.action, c.action)} |"
-              for c in changes]
+    shown = {CREATE: verb, OK: "present"}
+    lines += ["| Label | Colour | Description (configured) | |", "| --- | --- | --- | --- |"]
+    lines += [f"| {_cell(c.name)} | `#{c.color}` | {_cell(c.description)} | "
+              f"{shown.get(c.action) or 'present, differs: ' + _cell('; '.join(c.differences))} |" for c in changes]
     return Result("task", why=why, task=lines + [""], dry_run=s.dry_run)
 
 

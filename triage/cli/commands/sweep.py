@@ -84,6 +84,8 @@ def run(args: argparse.Namespace) -> int:
     verb = "planned" if args.dry_run else "triaged"
     summary = (f"ptd-triage sweep: found {sweep.found}, {verb} {len(sweep.triaged)}, failed {len(failed)}, "
                f"skipped {sum(sweep.skipped.values())}, left {sweep.left}; {client.request_count} API requests")
+    if args.dry_run:  # how to go live, where the person is looking
+        summary += "; a dry run, nothing written: run it again without --dry-run to write"
     if args.json:
         print(json.dumps({
             "query": sweep.query, "found": sweep.found, "left": sweep.left, "skipped": sweep.skipped,

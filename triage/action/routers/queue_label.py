@@ -3,7 +3,8 @@ before any configuration is read (the `queue-label` input names it, or no `confi
 event for another label or an issue without it is answered from the payload alone: no queue is loaded and nothing
 is read. Otherwise (action.yml's default: the configuration's label) the configuration is read first.
 
-May import: `triage.action.context`, `triage.action.routing`, `triage.action.settings`, `triage.action.routers.*`.
+May import: `triage.action.context`, `triage.action.routing`, `triage.action.settings`, `triage.action.routers.*`,
+and inside functions `triage.service.queue_check`.
 """
 from __future__ import annotations
 

@@ -42,8 +42,8 @@ def forked(name: str, config: str = FOLDER) -> dict:
 
 def handed(wf: dict, event_name: str, payload: dict) -> tuple[dict[str, str], dict[str, str]]:
     """(the Action's inputs, the workflow's env) as GitHub hands them to the Action's step, after checking that the
-    event starts the job."""
-    ctx = contexts(wf, event_name, payload)
+    event starts the job (a dispatch's form: its payload's inputs)."""
+    ctx = contexts(wf, event_name, payload, given=payload.get("inputs") if event_name == "workflow_dispatch" else None)
     (job,) = wf["jobs"].values()
     assert job_runs(job.get("if", True), ctx), "the copied workflow's filter drops the fork's own event"
     (step,) = [s for s in job["steps"] if "ptd-triage@" in str(s.get("uses", ""))]
@@ -259,3 +259,25 @@ def test_a_read_that_fails_never_fails_the_run(fake_github, github_client):
 
     fake_github.inject("GET", f"/repos/{REPO}/labels/.*", status=500, times=10)
     assert check_queue_label(github_client, REPO, "nothing") is None
+
+
+def test_labels_sync_says_when_the_queue_label_names_no_label_of_the_repository(fake_github, tmp_path):
+    """Before any sweep: a fork that syncs its labels (the sweep workflow's labels-sync, or the CLI) learns that
+    its queue label is not a label of the repository. It does not create it: people add it."""
+    put_queue(fake_github, queue_label=MISSPELT)
+    fake_github.add_label(REPO, QUEUE)
+    payload = dispatch({"command": "labels-sync", "dry-run": True, "issue-number": "", "max-issues": "50"})
+    inputs, env = handed(forked("ptd-triage-sweep.yml"), "workflow_dispatch", payload)
+    run = run_action(fake_github, tmp_path, "workflow_dispatch", payload, inputs=inputs, env=env)
+    assert run.returncode == 0 and run.writes == []
+    (line,) = warnings(run)
+    assert f"the queue label '{MISSPELT}' is not a label of the repository" in line
+    assert f"The queue label '{MISSPELT}' is not a label of the repository" in run.summary
+    queue = tmp_path / "my-queue"
+    shutil.copytree(EXAMPLE, queue)
+    right = cli(fake_github, "labels", "sync", "--repo", REPO, "--config", str(queue))
+    assert right.returncode == 0 and "warning" not in right.stderr
+    labels = json.loads((queue / "labels.json").read_text(encoding="utf-8"))
+    (queue / "labels.json").write_text(json.dumps(dict(labels, queue_label=MISSPELT)), encoding="utf-8")
+    wrong = cli(fake_github, "labels", "sync", "--repo", REPO, "--config", str(queue))
+    assert wrong.returncode == 0 and f"warning: the queue label '{MISSPELT}' is not a label" in wrong.stderr

@@ -12,7 +12,8 @@ May import: the standard library.
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 LIVE = "PTD_TRIAGE_LIVE"
 _WORKFLOW = re.compile(r"^[^/]+/[^/]+/(?P<path>\.github/workflows/[^@]+)@")

@@ -25,7 +25,14 @@ from dataclasses import dataclass, field
 
 from triage.action.limits import SUMMARY_CAP, nbytes
 from triage.action.report import md_escape, safe_text
-from triage.action.summary_blocks import code, comment_text, comment_texts, retriage_line, says, usage_table
+from triage.action.summary_blocks import (
+    code,
+    comment_text,
+    comment_texts,
+    retriage_line,
+    says,
+    usage_table,
+)
 from triage.service.summary import Counts, count_gap, sweep_counts
 
 TITLE_CHARS = 70  # a title beyond this is cut at a word boundary, with an ellipsis

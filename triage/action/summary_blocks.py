@@ -36,7 +36,7 @@ def comment_text(template: str, body: str, *, posted: bool, where: str = "") -> 
     head = f"The comment {verb}: <code>{html.escape(safe_text(template))}</code>" + (
         f" ({html.escape(where)})" if where else "")
     quoted = [f"> {line}" if line.strip() else ">" for line in lines]
-    return ["<details><summary>" + head + "</summary>", "", *quoted, "", "</details>", ""]
+    return [f"<details><summary>{head}</summary>", "", *quoted, "", "</details>", ""]
 
 
 def comment_texts(commented, dry_run: bool) -> list[str]:

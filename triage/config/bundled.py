@@ -26,7 +26,7 @@ def bundled_folder(name: str) -> Path | None:
 
 
 def bundled_names() -> list[str]:
-    found = set()
+    found: set[str] = set()
     for root in ROOTS:
         if root.is_dir():
             found.update(p.name for p in root.iterdir() if (p / "rubric.yaml").is_file())

@@ -24,7 +24,7 @@ from triage.config.validate import Problem, QueueSources
 from triage.config.words import canonical, queue_words
 
 WARNING = "warning: "  # what sets a warning apart from a problem (`validate` exits 0 on warnings alone)
-_COMMENT = re.compile(r"\{#.*?#\}", re.S)
+_COMMENT = re.compile(r"\{#.*?#\}", re.DOTALL)
 _AFTER_NAME = r"\)?\s+(?:queue|system|issues?|problems?|oncall)\b"
 
 
@@ -39,10 +39,10 @@ class Identity:
 
     def terms(self) -> list[tuple[str, re.Pattern]]:
         """(what is said, its pattern): the label and the command word as written, the name as a queue's name."""
-        found = [(self.queue_label, re.compile(re.escape(self.queue_label) + r"(?![\w-])", re.I))]
+        found = [(self.queue_label, re.compile(re.escape(self.queue_label) + r"(?![\w-])", re.IGNORECASE))]
         if self.command:
-            found.append((self.command, re.compile(re.escape(self.command) + r"(?![\w-])", re.I)))
-        found.append((self.name, re.compile(r"(?<![\w-])" + re.escape(self.name) + _AFTER_NAME, re.I)))
+            found.append((self.command, re.compile(re.escape(self.command) + r"(?![\w-])", re.IGNORECASE)))
+        found.append((self.name, re.compile(r"(?<![\w-])" + re.escape(self.name) + _AFTER_NAME, re.IGNORECASE)))
         return found
 
 
@@ -75,7 +75,7 @@ def known_queues() -> list[Identity]:
 def _same_queue(own: Identity, other: Identity) -> bool:
     if own.queue_label.casefold() == other.queue_label.casefold() or own.name.casefold() == other.name.casefold():
         return True
-    return re.search(r"(?<![\w-])" + re.escape(other.name) + r"(?![\w])", own.name, re.I) is not None
+    return re.search(r"(?<![\w-])" + re.escape(other.name) + r"(?![\w])", own.name, re.IGNORECASE) is not None
 
 
 def _texts(sources: QueueSources):

@@ -70,6 +70,22 @@ def plan_sync(labels: LabelSet, existing: list[dict], *, update: bool = False) -
     return out
 
 
+def queue_label_note(labels: LabelSet, existing: list[dict]) -> str | None:
+    """One line when the queue label is not a label of the repository: people add it to put an issue in the queue,
+    so sync does not create it (it has no colour or description in the configuration), but a fork that syncs its
+    labels learns here, before any sweep, that its queue label names nothing (issue 40)."""
+    names = {str(item.get("name", "")) for item in existing}
+    if labels.queue_label in names:
+        return None
+    other = next((n for n in names if n.casefold() == labels.queue_label.casefold()), None)
+    if other:
+        return (f"the queue label '{labels.queue_label}' is '{other}' on the repository: write it so in the "
+                "configuration's queue_label (an event names it as the repository has it)")
+    return (f"the queue label '{labels.queue_label}' is not a label of the repository, so no issue can be in the "
+            "queue: create it (people add it; sync does not), or set the configuration's queue_label to the label "
+            "they use")
+
+
 def counts(changes: list[Change]) -> dict[str, int]:
     return {k: sum(1 for c in changes if c.action == k) for k in (CREATE, UPDATE, OK, DIFFERS)}
 

@@ -53,7 +53,10 @@ def handed(name: str, event_name: str, payload: dict, *, given: dict | None = No
 
 
 def last_line(run) -> str:
-    return [line for line in run.summary.strip().splitlines() if line.strip()][-1]
+    """The summary's last line, after checking that it is the "To go live" section's, the last one."""
+    lines = [line for line in run.summary.strip().splitlines() if line.strip()]
+    assert lines[-2] == "### To go live", lines[-3:]
+    return lines[-1]
 
 
 def form(name: str, **values) -> dict:
@@ -70,10 +73,10 @@ def test_the_label_workflows_dry_run_ends_with_its_switch(fake_github, tmp_path)
     inputs, env = handed("ptd-triage-labeled.yml", "issues", payload)
     run = run_action(fake_github, tmp_path, "issues", payload, inputs=inputs, env=env)
     assert run.returncode == 0 and run.writes == []
-    assert last_line(run).startswith("**To go live:**")
+    assert last_line(run).startswith(f"This workflow is a dry run until its `{LIVE}` is")
     assert f'`{LIVE}: "true"` in the `env:` of `.github/workflows/ptd-triage-labeled.yml`' in last_line(run)
     blocks, _ = read(run.summary)
-    assert blocks[-1].tag == "p" and blocks[-1].text.startswith("To go live:")  # rendered, the last thing read
+    assert [b.tag for b in blocks[-2:]] == ["h3", "p"] and blocks[-2].text == "To go live"  # the last thing read
     assert f"ptd-triage: a dry run: to go live, this workflow is a dry run until its `{LIVE}`" in run.stdout
 
 
@@ -93,14 +96,15 @@ def test_a_scheduled_sweeps_dry_run_ends_with_its_switch_and_a_run_by_hand_with_
     inputs, env = handed("ptd-triage-sweep.yml", "schedule", schedule_payload())
     scheduled = run_action(fake_github, tmp_path, "schedule", schedule_payload(), inputs=inputs, env=env)
     assert scheduled.returncode == 0 and scheduled.writes == []
-    assert last_line(scheduled).startswith("**To go live:**") and f'`{LIVE}: "true"`' in last_line(scheduled)
+    assert f'`{LIVE}: "true"`' in last_line(scheduled)
 
     payload = dispatch(form("ptd-triage-sweep.yml"))
     inputs, env = handed("ptd-triage-sweep.yml", "workflow_dispatch", payload, given=payload["inputs"])
     by_hand = run_action(fake_github, tmp_path, "workflow_dispatch", payload, inputs=inputs, env=env)
     assert by_hand.returncode == 0 and by_hand.writes == []
     line = last_line(by_hand)
-    assert '"Dry run" box was checked' in line and "with the box cleared to write" in line
+    assert line.startswith('This run was a dry run because its "Dry run" box was checked')
+    assert "with the box cleared to write" in line
     assert f"Its scheduled runs write once `{LIVE}`" in line
 
 
@@ -132,9 +136,9 @@ def test_a_workflow_of_ones_own_is_told_its_input_and_a_live_run_is_told_nothing
     seed_issue(fake_github, 5, FSDP_WITH_REPRO)
     payload = issues_payload(fake_github, 5, "labeled", label=QUEUE)
     own = run_action(fake_github, tmp_path, "issues", payload, inputs={"dry-run": "true"})
-    assert "the step's `dry-run` input is true: set it to `false`" in last_line(own)
+    assert last_line(own).startswith("The step's `dry-run` input is true: set it to `false`")
     live = run_action(fake_github, tmp_path, "issues", payload, env={LIVE: "true"})
-    assert live.writes and "To go live" not in live.summary + live.stdout
+    assert live.writes and "go live" not in (live.summary + live.stdout).lower()
 
 
 def test_the_cli_sweeps_dry_run_names_its_flag(fake_github):

@@ -283,7 +283,7 @@ def summary_markdown(title: str, results, notes=(), *, sweep=None, dry_run: bool
     results = list(results)
     if dry_run is None:
         dry_run = bool(sweep.dry_run) if sweep is not None else any(r.dry_run for r in results)
-    tail = f"\n**To go live:** {go_live}\n" if dry_run and go_live else ""
+    tail = f"\n### To go live\n\n{go_live[:1].upper() + go_live[1:]}\n" if dry_run and go_live else ""
     return _body(title, results, notes, sweep, dry_run, cap, rest_in, task) + tail
 
 

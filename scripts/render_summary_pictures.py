@@ -142,8 +142,11 @@ def main(argv: list[str] | None = None) -> int:
                     else ("reporter", str(comment))
                 fake.add_comment(REPO, number, body, author=author)
         not_before = fake.issue(REPO, first)["created_at"][:10]
+        # As the example sweep workflow runs it: its env (a dry run until PTD_TRIAGE_LIVE is "true") and its file.
         sweep = run_action(fake, work, "schedule", schedule_payload(),
-                           inputs={"dry-run": "true", "not-before": not_before if args.backlog else ""})
+                           inputs={"dry-run": "true", "not-before": not_before if args.backlog else ""},
+                           env={"PTD_TRIAGE_LIVE": "false",
+                                "GITHUB_WORKFLOW_REF": f"{REPO}/.github/workflows/ptd-triage-sweep.yml@refs/heads/main"})
         commented = next((n for n, issue in enumerate(issues, first) if _asks_for_repro(sweep.outputs, n)), first)
         one = run_action(fake, work, "workflow_dispatch", dispatch_payload(),
                          inputs={"issue-number": str(commented)})

@@ -18,7 +18,7 @@ def to_html(markdown: str) -> str:
 
 @dataclass
 class Block:
-    tag: str  # h2, h3, h4, p, table, li, blockquote, details
+    tag: str  # h2, h3, h4, p, table, li, blockquote, details (its text: its <summary>'s)
     text: str = ""
     header: list[str] = field(default_factory=list)  # a table's header cells
     rows: list[list[str]] = field(default_factory=list)  # a table's body rows, as cell texts
@@ -52,9 +52,14 @@ class _Reader(HTMLParser):
             self._text = []
         elif tag == "details":
             self.blocks.append(Block("details"))
+        elif tag == "summary" and self.blocks and self.blocks[-1].tag == "details":
+            self._summary: list[str] | None = []
 
     def handle_endtag(self, tag):
-        if tag == "table" and self._table is not None:
+        if tag == "summary" and getattr(self, "_summary", None) is not None:
+            self.blocks[-1].text = " ".join("".join(self._summary).split())
+            self._summary = None
+        elif tag == "table" and self._table is not None:
             self.blocks.append(self._table)
             self._table = None
         elif tag in ("th", "td") and self._cell is not None and self._table is not None:
@@ -66,7 +71,9 @@ class _Reader(HTMLParser):
             self._text = None
 
     def handle_data(self, data):
-        if self._cell is not None:
+        if getattr(self, "_summary", None) is not None:
+            self._summary.append(data)
+        elif self._cell is not None:
             self._cell.append(data)
         elif self._text is not None:
             self._text.append(data)

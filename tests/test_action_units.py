@@ -112,6 +112,10 @@ def test_the_app_answers_foreign_comments_without_reading_anything(monkeypatch):
     result, context = app.run_event(settings, None, payload, {}, "issue_comment", "created")
     assert result.kind == "ignored" and "no command line" in result.why and context is None and built == []
     payload["comment"]["body"] = "/ptd-triage"
+    # Outside the queue (no config input: the bundled queue's label is known without loading it): still nothing.
+    result, context = app.run_event(settings, None, payload, {}, "issue_comment", "created")
+    assert result.kind == "ignored" and "queue label" in result.why and context is None and built == []
+    payload["issue"]["labels"] = [{"name": "oncall: distributed"}]
     with pytest.raises(RuntimeError, match="context built"):
         app.run_event(settings, None, payload, {}, "issue_comment", "created")
     assert len(built) == 1

@@ -83,7 +83,8 @@ def test_an_unreadable_file_is_an_error_naming_the_file(fake_github, tmp_path):
 
 def test_a_directory_where_the_file_should_be_is_an_error(fake_github, tmp_path):
     fake_github.add_file(REPO, CONFIG + "/rubric.yaml", "version: 1\n")
-    _assert_failed_closed(_run(fake_github, tmp_path), f"{FILE}: cannot be read")
+    # Issue 40: said as what it is (a folder, its path without the trailing "/"), not as GitHub's "failed (200)".
+    _assert_failed_closed(_run(fake_github, tmp_path), f'{FILE} is a folder, not a file: end the path with "/"')
 
 
 def test_without_the_config_input_the_run_says_which_queue_it_uses(fake_github, tmp_path):

@@ -9,7 +9,7 @@ from triage.config.repo import load_repo_bundle, parse_repo_config
 
 REPO = "octo-org/octo-repo"
 PT2 = "oncall: pt2"
-# action.yml's queue-label input defaults to the distributed queue's label; empty lets the configuration decide.
+# action.yml's queue-label input is empty by default (the configuration decides); said here all the same.
 # The repository's config file is opt-in: the `config` input names it (no read, no API call, without it).
 NO_QUEUE_INPUT = {"queue-label": "", "config": ".github/ptd-triage.yml"}
 

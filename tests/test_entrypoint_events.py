@@ -134,9 +134,10 @@ def _bad_config(fake) -> dict[str, str]:
 
 @pytest.mark.parametrize("case", ["another label", "opened outside the queue", "command outside the queue"])
 def test_an_event_the_inputs_already_rule_out_loads_no_queue(fake_github, tmp_path, case):
-    """Issue 27: with the queue label named by the input (action.yml's default), an event that is not for us is
-    answered from the payload alone, before any queue is loaded or read: here the `config` input names a file
-    that would fail the run, and it is never read."""
+    """Issue 27: with the queue label named by the input, an event that is not for us is answered from the payload
+    alone, before any queue is loaded or read: here the `config` input names a file that would fail the run, and
+    it is never read. (Issue 40: the input is empty by default, so the configuration's label wins; a workflow that
+    names it keeps this answer for free.)"""
     from actionrun import comment_payload
 
     seed_issue(fake_github, 17, NOT_DISTRIBUTED, labels=("bug",))
@@ -147,17 +148,20 @@ def test_an_event_the_inputs_already_rule_out_loads_no_queue(fake_github, tmp_pa
     else:
         comment = fake_github.add_comment(REPO, 17, "/ptd-retriage", author="maint")
         event, payload = "issue_comment", comment_payload(fake_github, 17, comment)
-    run = _ok(run_action(fake_github, tmp_path, event, payload, inputs=_bad_config(fake_github)))
+    run = _ok(run_action(fake_github, tmp_path, event, payload, inputs={**_bad_config(fake_github), "queue-label": QUEUE}))
     assert run.requests == [] and run.outputs["outcome"] == "ignored"
     assert "queue label" in run.stdout
+    # With no input and no `config` either (the bundled queue), its label is known without loading it: the same.
+    bundled = _ok(run_action(fake_github, tmp_path, event, payload))
+    assert bundled.requests == [] and bundled.outputs["outcome"] == "ignored" and "queue label" in bundled.stdout
 
 
 def test_without_the_queue_label_input_the_configuration_decides(fake_github, tmp_path):
-    """The control: with the input emptied, only the configuration knows the queue label, so it is read (and here
-    it fails the run)."""
+    """The control: with the input empty (its default), only the configuration knows the queue label, so it is read
+    (and here it fails the run)."""
     seed_issue(fake_github, 18, NOT_DISTRIBUTED, labels=("bug",))
     payload = issues_payload(fake_github, 18, "opened")
-    run = run_action(fake_github, tmp_path, "issues", payload, inputs={**_bad_config(fake_github), "queue-label": ""})
+    run = run_action(fake_github, tmp_path, "issues", payload, inputs=_bad_config(fake_github))
     assert run.returncode == 1 and any("/contents/" in call for call in run.calls())
 
 

@@ -197,7 +197,7 @@ def test_the_dispatched_labels_sync_is_a_dry_run_by_default_and_creates_with_the
     assert blocks[0].text.startswith("ptd-triage — dry run, nothing written") and "labels sync" in blocks[0].text
     assert blocks[1].text.startswith("Would create 26 label(s)")
     (table,) = [b for b in blocks if b.tag == "table"]
-    assert table.header[:3] == ["Label", "Colour", "Description"] and len(table.rows) == 26
+    assert table.header[:3] == ["Label", "Colour", "Description (configured)"] and len(table.rows) == 26
     assert ["ptd-bot-skip", "would create"] == [table.rows[-1][0], table.rows[-1][3]]
     cleared = step_inputs("ptd-triage-sweep.yml", "workflow_dispatch", {"command": "labels-sync", "dry-run": False})
     run = run_action(fake_github, tmp_path, "workflow_dispatch", dispatch_payload(), inputs=cleared)

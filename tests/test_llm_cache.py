@@ -172,8 +172,12 @@ def test_a_sweeps_step_summary_shows_cached_tokens_and_the_cost(fake_github, fak
     written = [int(c.response["usage"]["cache_creation_input_tokens"]) for c in calls]
     assert cached[0] == 0 and cached[1] > 3000 and written[0] > 3000
     assert f"({sum(cached)} cached, {sum(written)} written to the cache)" in line and "estimated cost $" in line
-    per_issue = [l for l in summary.splitlines() if l.startswith("- Model usage: ")]
-    assert [json.loads(l.split(": ", 1)[1])["cached_input_tokens"] for l in per_issue] == cached  # per issue
+    from summaryhtml import read
+
+    blocks, _ = read(run.summary)
+    per_issue = [dict(zip(b.header, b.rows[0])) for b in blocks if b.tag == "table" and b.header[:1] == ["Model"]]
+    assert [int(row["of them cached"].replace(",", "")) for row in per_issue] == cached  # per issue, in its table
+    assert [int(row["written to the cache"].replace(",", "")) for row in per_issue] == written
 
 
 def test_the_cache_options_reach_the_request_and_bad_ones_are_one_line(fake_anthropic, tmp_path):

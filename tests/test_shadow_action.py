@@ -50,7 +50,8 @@ def test_mode_shadow_writes_only_the_summary_and_the_report_with_a_read_only_tok
                              inputs={"github-token": READ_ONLY})
         assert refused.returncode == 1 and "403" in refused.stdout + refused.stderr
 
-        # the queue-label input names the queue, as in the other modes
+        # the queue-label input names the queue, as in the other modes (a label of the repository: issue 40)
+        gh.add_label(REPO, "oncall: elsewhere")
         other = run_action(gh, tmp_path, "schedule", schedule_payload(),
                            inputs={**inputs, "queue-label": "oncall: elsewhere"})
         assert other.returncode == 0, other.stderr

@@ -31,7 +31,8 @@ def _tables(blocks):
 
 def _before_details(blocks):
     """What a person reads before the notes about the run (the search query names the marker) and the details."""
-    end = next((i for i, b in enumerate(blocks) if b.tag == "details" or b.text == "This run"), len(blocks))
+    end = next((i for i, b in enumerate(blocks) if b.tag == "details" and b.text.startswith("Steps and evidence")
+                or b.text == "This run"), len(blocks))
     return blocks[:end]
 
 

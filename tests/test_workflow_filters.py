@@ -253,15 +253,20 @@ def test_a_filtered_out_event_joins_no_group():
     assert run(LABELED, "issues", labeled("bug")) == ([], {})
 
 
-def test_the_filters_name_the_same_queue_label_as_the_action_input():
+def test_the_filters_name_the_queue_label_of_the_configuration_the_workflow_names():
+    """The Action takes the queue label from the configuration (action.yml's `queue-label` is empty by default and
+    no example sets it): the examples name no configuration (`config: ""`), so the bundled queue's label is theirs,
+    and it is the one every filter names."""
+    from triage.config.bundle import load_bundle
+
     default = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))["inputs"]["queue-label"]["default"]
-    assert default == QUEUE
+    assert default == "" and load_bundle().labels.queue_label == QUEUE
     for path in sorted(WORKFLOWS.glob("*.yml")):
         for job in workflow(path.name)["jobs"].values():
             action_step = next((s for s in job["steps"] if "ptd-triage@" in str(s.get("uses", ""))), None)
             if action_step is None:  # the configuration check runs the CLI, which reads the queue label from it
                 continue
-            assert action_step.get("with", {}).get("queue-label", default) == QUEUE, path.name
+            assert action_step["with"]["config"] == "" and "queue-label" not in action_step["with"], path.name
             if "label" in str(job.get("if", "")):
                 assert f"'{QUEUE}'" in job["if"], path.name
 

@@ -182,22 +182,48 @@ def test_actionlint_catches_a_script_injection(tmp_path):
     assert any("potentially untrusted" in p["message"] for p in actionlint(bad))
 
 
-def test_docs_list_every_place_that_names_the_queue_label_or_the_command_word():
-    """Issue 19: a fork that changes its queue label or command word must find every place to change in
-    docs/workflows.md; a line of an example workflow that names either and is not in its table fails here."""
+def _places_table() -> set[tuple[str, str]]:
     docs = (ROOT / "docs" / "workflows.md").read_text(encoding="utf-8")
-    section = docs[docs.index("### Every place that names the queue label or the command word"):]
-    rows = {(cells[0].strip("|` "), cells[1].strip(" `").replace("\\|", "|"))
+    section = docs[docs.index("### Every place that names the queue label, the command word or the configuration"):]
+    section = section[:section.index("\n## ")]
+    return {(cells[0].strip("|` "), cells[1].strip(" `").replace("\\|", "|"))
             for cells in (line.split(" | ") for line in section.splitlines() if line.startswith("| `"))}
-    missing = []
+
+
+def _names_a_place(text: str) -> bool:
+    return not text.startswith("#") and ("oncall: distributed" in text or "/ptd-retriage" in text
+                                         or text.startswith(("config:", "PTD_TRIAGE_CONFIG:")))
+
+
+def test_docs_list_every_place_that_names_the_queue_label_the_command_word_or_the_configuration():
+    """Issue 19: a fork that changes its queue label or command word must find every place to change in
+    docs/workflows.md; issue 40: and every `config:` (the shadow workflow's too, which names no label). A line of an
+    example workflow that names one of them and is not in its table fails here, and so does a row of the table
+    that no workflow has (a stale row sends a fork looking for a line that is not there)."""
+    rows = _places_table()
+    found = set()
     for path in sorted((ROOT / "examples" / "workflows").glob("*.yml")):
         for line in path.read_text(encoding="utf-8").splitlines():
-            text = line.strip()
-            if not text.startswith("#") and ("oncall: distributed" in text or "/ptd-retriage" in text):
-                if (path.name, text) not in rows:
-                    missing.append(f"{path.name}: {text}")
-    assert not missing, missing
-    assert len(rows) >= 10
+            if _names_a_place(line.strip()):
+                found.add((path.name, line.strip()))
+    assert found - rows == set(), sorted(found - rows)
+    assert rows - found == set(), sorted(rows - found)
+    assert {name for name, _ in rows} == {path.name for path in WORKFLOWS}  # every workflow, the shadow one too
+
+
+def test_every_workflow_that_runs_the_action_names_its_configuration_and_no_queue_label():
+    """Issue 40: a fork that copied the examples and set `config:` measures and triages its own queue: no step gives
+    the Action a queue label that would override the configuration's (action.yml's default is empty too)."""
+    import yaml as _yaml
+
+    assert _yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))["inputs"]["queue-label"]["default"] == ""
+    for path in WORKFLOWS:
+        workflow = load_workflow(path.read_text(encoding="utf-8"))
+        for job_id, job in workflow["jobs"].items():
+            for step in job.get("steps", []):
+                if "ptd-triage@" in str(step.get("uses", "")):
+                    assert "config" in step.get("with", {}), (path.name, job_id)
+                    assert "queue-label" not in step.get("with", {}), (path.name, job_id)
 
 
 # ---- this repository's own CI ------------------------------------------------------------------------------------

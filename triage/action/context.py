@@ -29,6 +29,7 @@ class Result:
     notes: list[str] = field(default_factory=list)
     task: list[str] | None = None  # a maintenance run's report for the step summary (markdown lines)
     dry_run: bool = False  # a maintenance run's: it only reported
+    warning: str = ""  # an ignored event's misconfiguration, said as a warning (a queue label that nearly matches)
 
     @property
     def results(self) -> list:
@@ -185,8 +186,10 @@ class ContentsReader:
         try:
             return self.client.get_contents(repo, path)
         except (HTTPError, ValueError) as exc:
-            hint = "; end the `config` path with \"/\" to read a queue folder" if "is a directory" in str(exc) else ""
-            raise ConfigError(f"{repo}:{path}: cannot be read: {exc}{hint}") from None
+            if "is a directory" in str(exc):  # not a failure of GitHub's (it answered 200): a path to end with "/"
+                raise ConfigError(f"{repo}:{path} is a folder, not a file: end the path with \"/\" ({path}/) to read "
+                                  "it as a queue folder") from None
+            raise ConfigError(f"{repo}:{path}: cannot be read: {exc}") from None
 
     def listing(self, repo: str, path: str) -> list[tuple[str, str]] | None:
         from triage.config.bundle import ConfigError

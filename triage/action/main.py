@@ -16,6 +16,7 @@ from typing import Mapping
 
 from triage.action.app import run_event
 from triage.action.context import Result, model_note
+from triage.action.golive import how_to_go_live
 from triage.action.planmode import plans_path, run_apply, run_plan
 from triage.action.limits import OUTPUT_CAP, SUMMARY_CAP, nbytes
 from triage.action.report import (Reporter, capped_document, error_outputs, ignored_outputs, issue_outputs,
@@ -25,11 +26,14 @@ from triage.service.summary import count_gap, line_for
 from triage.action.settings import ActionError, read_payload, settings_from_environ
 
 
-def report_result(result: Result, reporter: Reporter, title: str, *, rest_in: str = "") -> int:
+def report_result(result: Result, reporter: Reporter, title: str, *, rest_in: str = "", go_live: str = "") -> int:
     """Log lines, outputs, the step summary and annotations for a run's result; the exit status. `rest_in`: a file
-    that already holds every plan (plan mode's plans file), named where the summary or an output had to be cut."""
+    that already holds every plan (plan mode's plans file), named where the summary or an output had to be cut.
+    `go_live`: how this run's workflow writes (triage.action.golive), said at the end of a dry run's summary."""
     if result.kind == "ignored":
         reporter.info(f"ptd-triage: nothing to do: {result.why}")
+        if result.warning:
+            reporter.warning(result.warning)
         reporter.set_outputs(ignored_outputs())
         reporter.write_summary(summary_markdown(title, [], [f"Ignored: {result.why}"]))
         return 0
@@ -37,7 +41,9 @@ def report_result(result: Result, reporter: Reporter, title: str, *, rest_in: st
         reporter.info(f"ptd-triage: {result.why}")
         reporter.set_outputs(ignored_outputs())
         reporter.write_summary(summary_markdown(f"{title}, labels sync", [], result.notes, dry_run=result.dry_run,
-                                                task=result.task))
+                                                task=result.task, go_live=go_live))
+        if result.dry_run and go_live:
+            reporter.info(f"ptd-triage: a dry run: to go live, {go_live}")
         return 0
     for note in result.notes:
         reporter.info(f"ptd-triage: {note}")
@@ -50,7 +56,10 @@ def report_result(result: Result, reporter: Reporter, title: str, *, rest_in: st
         reporter.set_outputs(issue_outputs(result.issue))
     else:
         set_sweep_outputs(result.sweep, reporter, rest_in)
-    write_summary(result, reporter, title, rest_in)
+    write_summary(result, reporter, title, rest_in, go_live)
+    dry = result.sweep.dry_run if result.sweep is not None else any(r.dry_run for r in result.results)
+    if go_live and dry:
+        reporter.info(f"ptd-triage: a dry run: to go live, {go_live}")
     failed = result.failed
     for item in failed:
         reporter.error(f"#{item.number}: {item.error}" if item.number else item.error)
@@ -81,20 +90,21 @@ def set_sweep_outputs(sweep, reporter: Reporter, rest_in: str = "") -> None:
     reporter.set_outputs(outputs)
 
 
-def write_summary(result: Result, reporter: Reporter, title: str, rest_in: str = "") -> None:
+def write_summary(result: Result, reporter: Reporter, title: str, rest_in: str = "", go_live: str = "") -> None:
     """The step summary; over the cap (GitHub drops a summary over 1 MiB), the whole one is written to
     `summary-file` and the step summary is cut section by section, each cut saying what it left out."""
     if not reporter.summary_path:
         return
     args = (title, result.results, result.notes)
     sweep = result.sweep if result.kind == "sweep" else None
-    whole = summary_markdown(*args, sweep=sweep, cap=None)
+    whole = summary_markdown(*args, sweep=sweep, cap=None, go_live=go_live)
     if nbytes(whole) <= SUMMARY_CAP:
         reporter.write_summary(whole)
         return
     path = reporter.write_aside("ptd-triage-summary.md", whole) or rest_in
     reporter.set_outputs({"summary-file": path or ""})
-    reporter.write_summary(summary_markdown(*args, sweep=sweep, cap=SUMMARY_CAP, rest_in=path or ""))
+    reporter.write_summary(summary_markdown(*args, sweep=sweep, cap=SUMMARY_CAP, rest_in=path or "",
+                                            go_live=go_live))
     reporter.warning("the step summary was cut to stay under GitHub's 1 MiB limit"
                      + (f"; the whole summary is in {path}" if path else ""))
 
@@ -154,9 +164,11 @@ def main(environ: Mapping[str, str] | None = None) -> int:
         if action is not None and not isinstance(action, str):
             raise ActionError("malformed event payload: 'action' must be a string")
         title = f"{event}.{action}" if action else event
+        how = how_to_go_live(env, event, payload, what="create them" if settings.task else "write",
+                             mode=settings.mode)
         if settings.mode == "apply":  # issues: write, no model credentials: its own event decides, plans propose
             result = run_apply(settings, reporter, plans_path(settings, env), event, action, payload)
-            return report_result(result, reporter, f"{title} (apply)")
+            return report_result(result, reporter, f"{title} (apply)", go_live=how)
         if settings.mode == "shadow":  # read-only: the queue's history against its people, nothing written
             from triage.action.shadowmode import run_shadow
 
@@ -164,7 +176,7 @@ def main(environ: Mapping[str, str] | None = None) -> int:
         if settings.mode == "plan":  # read-only: plan with the configured planner, save the plans, write nothing
             result, count = run_plan(settings, env, reporter, payload, event, action)
             path = plans_path(settings, env)
-            status = report_result(result, reporter, f"{title} (plan)", rest_in=str(path))
+            status = report_result(result, reporter, f"{title} (plan)", rest_in=str(path), go_live=how)
             text = path.read_text(encoding="utf-8").strip()
             if nbytes(text) > OUTPUT_CAP:  # the plans file keeps them all; the output says where they are
                 text, kept = capped_document(json.loads(text), rest_in=str(path))
@@ -178,7 +190,7 @@ def main(environ: Mapping[str, str] | None = None) -> int:
             result.notes.insert(0, context.queue_source)
         note = model_note(context.planner) if context is not None else None
         result.notes.extend([note] if note else [])
-        return report_result(result, reporter, title)
+        return report_result(result, reporter, title, go_live=how)
     except ActionError as exc:
         return fail(reporter, str(exc))
     except Exception as exc:  # noqa: BLE001 - the last line of defence still says one clear thing

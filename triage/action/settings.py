@@ -4,8 +4,8 @@ Inputs arrive as INPUT_<NAME> variables (the composite action.yml passes them ex
 run needs (repository, API URL, event, run attempt) comes from the runner's GITHUB_* variables. Bad values
 raise `ActionError`: one line, nothing written.
 
-May import: the standard library, `triage.config.names`, `triage.github.names`, `triage.service.limits`,
-`triage.service.cutoff`.
+May import: the standard library, `triage.config.names`, `triage.config.bundled`, `triage.github.names`,
+`triage.service.limits`, `triage.service.cutoff`.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Mapping
 
+from triage.config.bundled import default_queue_label
 from triage.config.names import label_name_problem
 from triage.github.names import resolve_api_url, resolve_max_backoff, resolve_token, validate_repo
 from triage.service.cutoff import parse_mode, parse_not_before
@@ -78,7 +79,7 @@ class Settings:
     repo: str
     token: str
     api_url: str
-    queue_label: str = ""  # empty: the labels file's queue_label
+    queue_label: str = ""  # the queue-label input; empty (its default): the configuration's queue_label
     rubric: str = ""
     labels: str = ""
     templates: str = ""
@@ -117,6 +118,15 @@ class Settings:
     shadow_until: str = ""
     shadow_file: str = ""
     shadow_cache: str = ""
+
+    @property
+    def known_queue_label(self) -> str:
+        """The queue label as far as it is known before any configuration is read: the input's when it names one,
+        else, for a run with no `config` or `labels` input, the bundled default queue's; empty when only the
+        configuration knows it (then it is read first). The routers' cheap checks answer from it."""
+        if self.queue_label:
+            return self.queue_label
+        return default_queue_label() if self.config in ("", "none") and not self.labels else ""
 
 
 def check_repo(repo: str, *, source: str = "GITHUB_REPOSITORY") -> str:

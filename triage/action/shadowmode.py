@@ -24,6 +24,7 @@ from typing import Mapping
 
 from triage.action.context import check_model_prompt, github_client, load_bundle, planner_for_settings
 from triage.action.limits import SUMMARY_CAP
+from triage.action.queue_label_check import check_after_nothing_found
 from triage.action.report import Reporter
 from triage.action.settings import ActionError, Settings
 
@@ -67,6 +68,8 @@ def run_shadow(settings: Settings, environ: Mapping[str, str], reporter: Reporte
                                own_logins=(settings.bot_login,))
     except OSError as exc:
         raise ActionError(f"input shadow-cache {settings.shadow_cache!r}: {exc.strerror or exc}") from None
+    if not run.found:  # issue 40: a misspelt queue label fails in one line, not "0 issues entered the queue"
+        check_after_nothing_found(settings, client, bundle.labels.queue_label, reporter)
     document["queue"] = source
     reporter.write_file(path, json.dumps(document, indent=1, ensure_ascii=False) + "\n")
     reporter.write_summary(render_markdown(document, cap=SUMMARY_CAP - 4096, rest_in=str(path)))

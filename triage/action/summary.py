@@ -16,16 +16,23 @@ when everything does not fit, sections are filled in the order above and each on
 left out and where the whole summary is (a file beside the run, `summary-file`).
 
 May import: the standard library, `triage.action.report` (escaping), `triage.action.limits`,
-`triage.core.drops`, `triage.core.vocab`, `triage.service.summary` (the counts).
+`triage.action.summary_blocks`, `triage.core.drops`, `triage.core.vocab`, `triage.service.summary` (the counts).
 """
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 
 from triage.action.limits import SUMMARY_CAP, nbytes
 from triage.action.report import md_escape, safe_text
+from triage.action.summary_blocks import (
+    code,
+    comment_text,
+    comment_texts,
+    retriage_line,
+    says,
+    usage_table,
+)
 from triage.service.summary import Counts, count_gap, sweep_counts
 
 TITLE_CHARS = 70  # a title beyond this is cut at a word boundary, with an ellipsis
@@ -46,11 +53,6 @@ def cut(text: str, limit: int) -> str:
     if space >= limit // 2:  # a word boundary not too far back; otherwise one very long word is cut inside
         head = head[:space]
     return head.rstrip(" ,;:.-—") + "…"
-
-
-def code(text: str) -> str:
-    """A label or template name as inline code: no backtick can close it, no pipe can split a table cell."""
-    return "`" + safe_text(text).replace("`", "'").replace("|", "\\|") + "`"
 
 
 def issue_link(result, *, title: bool = True) -> str:
@@ -189,6 +191,8 @@ def lead(results, dry_run: bool, sweep=None) -> list[str]:
     elif posted:
         said += f": {code(results[0].comment_posted)}"
     lines = [f"- {need}", f"- {said}"]
+    if sweep is None and results and results[0].forced and results[0].plan is not None:
+        lines.append(f"- {retriage_line(results[0], dry_run=dry_run)}")
     if sweep is not None and sweep.not_before:
         lines.append(f"- {_cutoff(sweep, dry_run)}")
     return lines + [""]
@@ -253,6 +257,8 @@ def issue_block(result, *, level: str = "###", table: bool = True) -> str:
         lines += [f"| {_team_word(result)} | Modules | Confidence | {labels_head} | {comment_head} |",
                   "| --- | --- | --- | --- | --- |",
                   f"| {sub} | {modules} | {plan.confidence or '-'} | {_labels(result)} | {_comment(result)} |", ""]
+        if result.comment_posted and plan.comment is not None and not result.error:
+            lines += comment_text(result.comment_posted, plan.comment.body, posted=not dry)
     else:
         lines += [f"{_team_word(result)} {sub} · modules {modules} · confidence {plan.confidence or '-'}", ""]
     extra = [f"Planner: {code(plan.planner)}"]
@@ -260,22 +266,30 @@ def issue_block(result, *, level: str = "###", table: bool = True) -> str:
     if deciders and deciders != ["rubric"]:
         extra.append("Decided by (step: planner): " + md_escape(", ".join(
             f"{step.step}: {getattr(step, 'by', plan.planner)}" for step in plan.steps if not step.skipped)))
-    if plan.usage:
-        extra.append(f"Model usage: {md_escape(json.dumps(plan.usage, sort_keys=True))}")
     lines += [f"- {item}" for item in extra] + [""]
+    if plan.usage:
+        lines += ["Model usage:", ""] + usage_table(plan.usage)
     if plan.explained:
         lines += ["Steps and evidence:", ""] + [f"{i}. {md_escape(r)}" for i, r in enumerate(plan.explained, 1)]
     return "\n".join(lines) + "\n"
 
 
 def summary_markdown(title: str, results, notes=(), *, sweep=None, dry_run: bool | None = None,
-                     cap: int | None = SUMMARY_CAP, rest_in: str = "", task: list[str] | None = None) -> str:
+                     cap: int | None = SUMMARY_CAP, rest_in: str = "", task: list[str] | None = None,
+                     go_live: str = "") -> str:
     """The step summary. `cap`: its size in bytes at most (None: no cap); `rest_in`: where the whole summary is,
     said in each line that counts what a cut section left out. `task`: a maintenance run's report (labels sync),
-    markdown lines shown instead of the triage."""
+    markdown lines shown instead of the triage. `go_live`: how this run's workflow writes (triage.action.golive),
+    the last line of a dry run's summary."""
     results = list(results)
     if dry_run is None:
         dry_run = bool(sweep.dry_run) if sweep is not None else any(r.dry_run for r in results)
+    tail = f"\n### To go live\n\n{go_live[:1].upper() + go_live[1:]}\n" if dry_run and go_live else ""
+    return _body(title, results, notes, sweep, dry_run, cap, rest_in, task) + tail
+
+
+def _body(title: str, results: list, notes, sweep, dry_run: bool, cap: int | None, rest_in: str,
+          task: list[str] | None) -> str:
     head = [_headline(title, dry_run), ""]
     about = [_Section("lines about the run", ["### This run", ""], [f"- {md_escape(n)}" for n in notes], [""])]
     if task is not None:
@@ -305,16 +319,6 @@ def _sweep_head(sweep, dry_run: bool) -> list[str]:
     return lines + more + ([""] if more else [])
 
 
-def _says(result) -> str:
-    """What the comment tells the reporter, from the flow that posts it (the procedure has two comments)."""
-    from triage.core.vocab import Outcome
-
-    if result.plan is not None and result.plan.outcome == Outcome.NOT_DISTRIBUTED:
-        words = result.words
-        return f"that it looks {words.not_in_queue if words else 'not in this queue'}; a maintainer moves it"
-    return "asks the reporter for a reproduction"
-
-
 def _sweep_sections(results, dry_run: bool, marker: str) -> list[_Section]:
     from triage.core.vocab import Outcome
 
@@ -339,7 +343,8 @@ def _sweep_sections(results, dry_run: bool, marker: str) -> list[_Section]:
             "comments",
             [f"### {'Would post' if dry_run else 'Posted'} ({_plural(len(commented), 'comment')})", "",
              "| Issue | Comment | What it says |", "| --- | --- | --- |"],
-            [f"| {issue_link(r)} | {_comment(r)} | {md_escape(_says(r))} |" for r in commented], [""]))
+            [f"| {issue_link(r)} | {_comment(r)} | {md_escape(says(r))} |" for r in commented],
+            [""] + comment_texts(commented, dry_run)))
     marked = sum(1 for r in results if marker and marker in r.labels_written)
     unmarked = f" (not to the {flagged} flagged as {HIGH_PRIORITY})" if flagged else ""
     marker_line = (f"The marker {code(marker)} {'would be added' if dry_run else 'was added'} to {marked} of these"

@@ -170,6 +170,21 @@ def github_client(args: argparse.Namespace, *, write: bool, what: str = "issues"
     return GitHubClient(token, api_url(args), sleep=capped_sleep(os.environ))
 
 
+def check_after_nothing_found(client, repo: str, queue_label: str, *, given: bool) -> None:
+    """A sweep or shadow run whose search found nothing: is the queue label one of the repository's (one request)?
+    A misspelt label is a CliError naming the repository's labels (exit 2: nothing was found, nothing written); a
+    label that differs only in case, a warning on stderr. `given`: --queue-label named it."""
+    import sys
+
+    from triage.service.queue_check import CONFIGURED, check_queue_label
+
+    problem = check_queue_label(client, repo, queue_label, named_by="--queue-label" if given else CONFIGURED)
+    if problem is not None and problem.missing:
+        raise CliError(problem.message)
+    if problem is not None:
+        print(f"warning: {problem.message}", file=sys.stderr)
+
+
 def capped_sleep(environ):
     """time.sleep, capped at PTD_TRIAGE_MAX_BACKOFF seconds per wait when that is set (tests; impatient runs)."""
     import time

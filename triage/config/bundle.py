@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from triage.config.bundled import DEFAULT_QUEUE, bundled_folder, bundled_names
 from triage.config.compiled import compiled_form, load_document
 from triage.config.labels import LabelsError, LabelSet, parse_labels
 from triage.config.rubric import Rubric, RubricError, compile_rubric
@@ -25,8 +26,6 @@ from triage.config.source import SourceError
 from triage.config.templates import SUFFIX, Templates, TemplatesError, build_templates
 from triage.config.validate import QueueSources, check
 
-_PACKAGE = Path(__file__).resolve().parent.parent  # triage/
-DEFAULT_QUEUE = "distributed"
 PROMPT_FILE = "prompt.md.j2"
 TEMPLATE_NAME = re.compile(r"[A-Za-z0-9_-]{1,100}")  # a template's name, wherever it comes from
 
@@ -39,18 +38,14 @@ def bundled_queue(name: str = DEFAULT_QUEUE) -> Path:
     """A queue shipped with the project: `queues/NAME/` in a checkout, `triage/_bundled/queues/NAME/` in a wheel."""
     if not name or "/" in name or "\\" in name or name.startswith("."):
         raise ConfigError(f"bundled queue name {name!r} is not a plain name (bundled: {', '.join(bundled_queues())})")
-    for candidate in (_PACKAGE / "_bundled" / "queues" / name, _PACKAGE.parent / "queues" / name):
-        if candidate.is_dir():
-            return candidate
+    found = bundled_folder(name)
+    if found is not None:
+        return found
     raise ConfigError(f"no bundled queue {name!r} (bundled: {', '.join(bundled_queues()) or 'none'})")
 
 
 def bundled_queues() -> list[str]:
-    found = set()
-    for root in (_PACKAGE / "_bundled" / "queues", _PACKAGE.parent / "queues"):
-        if root.is_dir():
-            found.update(p.name for p in root.iterdir() if (p / "rubric.yaml").is_file())
-    return sorted(found)
+    return bundled_names()
 
 
 def default_paths(queue: str | Path | None = None) -> dict[str, Path]:

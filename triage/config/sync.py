@@ -23,13 +23,30 @@ class Change:
     action: str  # create | update | ok | differs (exists with another colour/description; --update to change)
     color: str
     description: str
-    before: str = ""  # for update/differs: what the repository has now
+    now_color: str = ""  # for update/differs: what the repository has now
+    now_description: str = ""
 
-    def row(self) -> tuple[str, str, str, str]:
-        detail = f"#{self.color} {self.description}"
-        if self.before:
-            detail += f" (now: {self.before})"
-        return self.action, self.name, detail, ""
+    @property
+    def differences(self) -> list[str]:
+        """What differs, with the repository's value (and the configured colour; the configured description is
+        the row's own): never "differs" over two equal colours. Empty for a label to create or one up to date."""
+        if self.action not in (UPDATE, DIFFERS):
+            return []
+        out = []
+        if self.now_color != self.color:
+            out.append(f"colour #{self.now_color} here, #{self.color} configured")
+        if self.now_description != self.description:  # the configured one is in the row's description column
+            out.append(f"description here: {_shown(self.now_description)}")
+        return out
+
+    @property
+    def what_differs(self) -> str:
+        """"colour", "description" or "colour and description"."""
+        return " and ".join(part.split(" ", 1)[0] for part in self.differences)
+
+
+def _shown(text: str) -> str:
+    return f"'{text}'" if text else "none"
 
 
 def plan_sync(labels: LabelSet, existing: list[dict], *, update: bool = False) -> list[Change]:
@@ -47,10 +64,26 @@ def plan_sync(labels: LabelSet, existing: list[dict], *, update: bool = False) -
         if now_color == color and now_desc == spec.description:
             out.append(Change(spec.name, OK, color, spec.description))
             continue
-        before = f"#{now_color} {now_desc}".strip()
         # The repository's own capitalisation is kept: updating addresses the label by its existing name.
-        out.append(Change(found.get("name", spec.name), UPDATE if update else DIFFERS, color, spec.description, before))
+        out.append(Change(found.get("name", spec.name), UPDATE if update else DIFFERS, color, spec.description,
+                          now_color, now_desc))
     return out
+
+
+def queue_label_note(labels: LabelSet, existing: list[dict]) -> str | None:
+    """One line when the queue label is not a label of the repository: people add it to put an issue in the queue,
+    so sync does not create it (it has no colour or description in the configuration), but a fork that syncs its
+    labels learns here, before any sweep, that its queue label names nothing (issue 40)."""
+    names = {str(item.get("name", "")) for item in existing}
+    if labels.queue_label in names:
+        return None
+    other = next((n for n in names if n.casefold() == labels.queue_label.casefold()), None)
+    if other:
+        return (f"the queue label '{labels.queue_label}' is '{other}' on the repository: write it so in the "
+                "configuration's queue_label (an event names it as the repository has it)")
+    return (f"the queue label '{labels.queue_label}' is not a label of the repository, so no issue can be in the "
+            "queue: create it (people add it; sync does not), or set the configuration's queue_label to the label "
+            "they use")
 
 
 def counts(changes: list[Change]) -> dict[str, int]:
@@ -74,14 +107,15 @@ def table(changes: list[Change], *, applied: bool, to_write: str = "--apply") ->
     """A plain-text table of what sync would do (or did); `to_write`: how the caller writes (the CLI's flag, the
     Action's input), said after a dry run."""
     verb = {CREATE: "created" if applied else "would create", UPDATE: "updated" if applied else "would update",
-            OK: "up to date", DIFFERS: "differs (use --update)"}
-    rows = [(verb[c.action], c.name, f"#{c.color}", c.description + (f"  [now: {c.before}]" if c.before else ""))
-            for c in changes]
+            OK: "up to date", DIFFERS: "differs"}
+    rows = [(verb[c.action] + (f" ({c.what_differs})" if c.differences else ""), c.name, f"#{c.color}",
+             c.description + (f"  [{'; '.join(c.differences)}]" if c.differences else "")) for c in changes]
     widths = [max(len(r[i]) for r in rows + [("action", "label", "colour", "")]) for i in range(3)]
-    lines = [f"{'action':<{widths[0]}}  {'label':<{widths[1]}}  {'colour':<{widths[2]}}  description"]
+    lines = [f"{'action':<{widths[0]}}  {'label':<{widths[1]}}  {'colour':<{widths[2]}}  description (configured)"]
     lines += [f"{a:<{widths[0]}}  {n:<{widths[1]}}  {c:<{widths[2]}}  {d}" for a, n, c, d in rows]
     n = counts(changes)
     lines.append(f"{n[CREATE]} to create, {n[UPDATE]} to update, {n[OK]} up to date, "
-                 f"{n[DIFFERS]} differing; nothing is ever deleted or renamed"
+                 f"{n[DIFFERS]} differing" + (" (--update sets them as configured)" if n[DIFFERS] else "")
+                 + "; nothing is ever deleted or renamed"
                  + ("" if applied else f" (dry run: {to_write} to write)"))
     return "\n".join(lines)

@@ -1,8 +1,8 @@
 """GitHub REST client: the endpoints the project uses, on the one transport (triage.github.transport: retries,
 timeouts and deadlines, the rate-limit reserve, write pacing, pagination). The only module that talks to GitHub.
 
-Imports: `triage.github.transport`, `triage.github.names`, `triage.http.errors`. Nothing from the core, the
-planners, the service or the Action.
+Imports: `triage.github.transport`, `triage.github.names`, `triage.http.errors`, `triage.http.decisions`. Nothing
+from the core, the planners, the service or the Action.
 
 Why it is shaped like this:
 - Only additive writes on issues exist (comment, add labels, reaction, create label). There is deliberately no
@@ -26,6 +26,7 @@ from urllib.parse import quote
 
 from triage.github.names import DEFAULT_API_URL, validate_repo
 from triage.github.transport import PER_PAGE, GitHubTransport
+from triage.http.decisions import next_page
 from triage.http.errors import (AuthError, BadRequest, BudgetExhausted, HTTPError, NotFound, RateLimited,
                                 Transient, is_fatal_for_run)
 
@@ -59,6 +60,20 @@ class GitHubClient(GitHubTransport):
 
     def list_repo_labels(self, repo: str) -> list[dict]:
         return list(self._paginate(self._repo_path(repo, "/labels")))
+
+    def get_label(self, repo: str, name: str) -> dict | None:
+        """The repository's label `name` (GitHub finds it whatever its case; the answer has the name as stored), or
+        None when the repository has no such label (404)."""
+        try:
+            return self._json("GET", self._repo_path(repo, f"/labels/{quote(name, safe='')}"))
+        except NotFound:
+            return None
+
+    def labels_page(self, repo: str) -> tuple[list[dict], bool]:
+        """The first page (up to 100) of the repository's labels, and whether there are more: one request."""
+        response = self._request("GET", self._repo_path(repo, "/labels"), params={"per_page": PER_PAGE})
+        data = response.json()
+        return (list(data) if isinstance(data, list) else []), next_page(response.headers) is not None
 
     def get_permission(self, repo: str, username: str) -> dict:
         """The collaborator-permission response: `permission` (admin/write/read/none) and `role_name`."""

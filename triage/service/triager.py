@@ -58,6 +58,16 @@ from triage.service.sweep import QueueSearch, run_sweep
 SEARCH_PAGE = 100  # results per search page (GitHub's maximum)
 
 
+_KEPT_ROLES = ("sub-oncall", "module", "type")
+
+
+def kept_labels(labels, had, plan: Plan) -> tuple[str, ...]:
+    """The labels of a team, a module or a type the issue carries that the plan does not name: a re-triage never
+    removes one, so each stays as it is unless a person removes it."""
+    named = {*plan.add_labels, *plan.modules, *([plan.sub_oncall] if plan.sub_oncall else [])}
+    return tuple(name for name in had if labels.role(name) in _KEPT_ROLES and name not in named)
+
+
 def opted_out_reason(skip: str) -> str:
     """Why an issue with the opt-out label is left (the summary, the log, a refused command say it)."""
     return f"carries '{skip}': a person asked the bot to leave it alone (remove the label to triage it)"
@@ -129,6 +139,7 @@ class Triager:
         issue = dict(issue) if issue is not None else self.client.get_issue(self.repo, number)
         bare = snapshot_from_json(issue)  # validates the shape before spending more calls on it
         result.title, result.url = bare.title, str(issue.get("html_url") or "")
+        result.labels_before = tuple(bare.labels)
         stamp = issue.get("updated_at")
         result.updated_at = stamp if isinstance(stamp, str) else ""
         if bare.is_pull_request:
@@ -170,6 +181,8 @@ class Triager:
                 plan = plan.with_(comment=None, reasons=plan.reasons + (claimed.why,))
                 writes = planned_writes(plan, self.bundle.labels.names)
         result.plan = plan
+        if force:  # the procedure only adds: what a person asked to change by re-triage stays until they remove it
+            result.kept = kept_labels(self.bundle.labels, snapshot.labels, plan)
         if self.dry_run or not writes:
             return
         apply_writes(self.client, self.repo, writes, result.applied,

@@ -12,6 +12,7 @@ from typing import Any, Mapping
 from triage.action.command import has_command, is_bot, role_allows_retriage
 from triage.action.context import Context, Event, Result, ignored
 from triage.action.routers.common import triage_issue
+from triage.action.routers.queue_label import outside_result
 from triage.action.routing import Router
 from triage.action.settings import ActionError
 
@@ -43,9 +44,10 @@ def _check(event: Event) -> Result | None:
         return ignored(f"comment by bot {login!r} (bots, including ptd-triage, cannot run commands)")
     if not may_hold_a_command(body):  # most comments: no line starts with "/", so no config read, no scan
         return ignored("comment has no command line (no line starts with '/')")
-    wanted = event.settings.queue_label  # when the input names it, an issue outside the queue needs no config
+    wanted = event.settings.known_queue_label  # when it is known, an issue outside the queue needs no config
     if wanted and not snapshot.has_label(wanted):
-        return ignored(f"comment on #{snapshot.number}, which does not have the queue label {wanted!r}")
+        return outside_result(snapshot, wanted, f"comment on #{snapshot.number}, which does not have the queue "
+                                                f"label {wanted!r}")
     return None
 
 
@@ -56,7 +58,8 @@ def _configured(context: Context) -> Result | None:
     if word not in body:
         return ignored(f"comment has no line '{word}'")
     if not snapshot.has_label(context.queue_label):
-        return ignored(f"{word} on #{snapshot.number}, which does not have the queue label {context.queue_label!r}")
+        return outside_result(snapshot, context.queue_label, f"{word} on #{snapshot.number}, which does not have "
+                                                             f"the queue label {context.queue_label!r}")
     if not has_command(body, word):
         return ignored(f"comment on #{snapshot.number} has no line '{word}'")
     return None

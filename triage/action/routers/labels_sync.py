@@ -18,10 +18,11 @@ router = Router()
 
 @router.on(f"workflow_dispatch.{TASK}", plans=False)
 def on_labels_sync(context: Context) -> Result:
-    from triage.config.sync import CREATE, DIFFERS, OK, apply_sync, counts, plan_sync, table
+    from triage.config.sync import CREATE, DIFFERS, OK, apply_sync, counts, plan_sync, queue_label_note, table
 
     s = context.settings
-    changes = plan_sync(context.bundle.labels, context.client.list_repo_labels(s.repo), update=False)
+    existing = context.client.list_repo_labels(s.repo)
+    changes = plan_sync(context.bundle.labels, existing, update=False)
     if not s.dry_run:
         apply_sync(context.client, s.repo, changes)
     for line in table(changes, applied=not s.dry_run, to_write="the input dry-run: false").splitlines():
@@ -34,13 +35,14 @@ def on_labels_sync(context: Context) -> Result:
              f"present as configured, {n[DIFFERS]} present with another colour or description (left as they are: "
              "`ptd-triage labels sync --update` from a terminal changes those). Nothing is ever deleted or renamed.",
              ""]
-    if s.dry_run:
-        lines += ["A dry run: nothing was created. Run it again with the Dry run box cleared (the input "
-                  "`dry-run: false`) to create them.", ""]
-    shown = {CREATE: verb, OK: "present", DIFFERS: "present, differs"}
-    lines += ["| Label | Colour | Description | |", "| --- | --- | --- | --- |"]
-    lines += [f"| {_cell(c.name)} | `#{c.color}` | {_cell(c.description)} | {shown.get(c.action, c.action)} |"
-              for c in changes]
+    note = queue_label_note(context.bundle.labels, existing)
+    if note:
+        context.reporter.warning(f"labels-sync: {note}")
+        lines += [f"> [!WARNING]\n> {_cell(note[:1].upper() + note[1:])}.", ""]
+    shown = {CREATE: verb, OK: "present"}
+    lines += ["| Label | Colour | Description (configured) | |", "| --- | --- | --- | --- |"]
+    lines += [f"| {_cell(c.name)} | `#{c.color}` | {_cell(c.description)} | "
+              f"{shown.get(c.action) or 'present, differs: ' + _cell('; '.join(c.differences))} |" for c in changes]
     return Result("task", why=why, task=lines + [""], dry_run=s.dry_run)
 
 

@@ -2,15 +2,17 @@
 `issue-number` input names (forced with `force`), or sweeps when it names none.
 
 May import: `triage.action.context`, `triage.action.routing`, `triage.action.settings`, `triage.action.routers.*`,
-and inside functions `triage.service.summary`.
+`triage.action.queue_label_check`, `triage.service.queue_check`, and inside functions `triage.service.summary`.
 """
 from __future__ import annotations
 
 from triage.action.context import Context, Event, Result, ignored
+from triage.action.queue_label_check import check_after_nothing_found
 from triage.action.routers.common import triage_issue
 from triage.action.routers.labels_sync import TASK
 from triage.action.routing import Router
 from triage.action.settings import ActionError
+from triage.service.queue_check import near_miss, near_miss_line
 
 router = Router()
 
@@ -36,7 +38,10 @@ def on_workflow_dispatch(context: Context) -> Result:
     if result.issue.left and result.issue.opted_out:  # force does not lift an opt-out: only a person does
         return ignored(f"#{number}: {result.issue.left}; nothing written")
     if result.issue.left:
-        return ignored(f"#{number}: {result.issue.left}; set the force input to triage it anyway")
+        left = ignored(f"#{number}: {result.issue.left}; set the force input to triage it anyway")
+        close = near_miss(context.queue_label, result.issue.labels_before)
+        left.warning = near_miss_line(context.queue_label, close, f"issue #{number} carries the label") if close else ""
+        return left
     return result
 
 
@@ -55,4 +60,7 @@ def sweep(context: Context, source=None) -> Result:
         context.reporter.info(f"ptd-triage: {cutoff_line(done)}")
     if done.stopped:
         notes.append(f"stopped early: {done.stopped}")
+    if source is None and not done.found and not done.before_cutoff and not done.results:
+        # Nothing found: is the queue label one of the repository's? (one request; a misspelt one fails the run)
+        check_after_nothing_found(s, context.client, context.queue_label, context.reporter)
     return Result("sweep", sweep=done, notes=notes)

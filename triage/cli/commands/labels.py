@@ -25,12 +25,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_sync(args: argparse.Namespace) -> int:
-    from triage.config.sync import apply_sync, plan_sync, table
+    import sys
+
+    from triage.config.sync import apply_sync, plan_sync, queue_label_note, table
 
     bundle = load_config(args)
     client = github_client(args, write=args.apply, what="labels")
-    changes = plan_sync(bundle.labels, client.list_repo_labels(args.repo), update=args.update)
+    existing = client.list_repo_labels(args.repo)
+    changes = plan_sync(bundle.labels, existing, update=args.update)
     if args.apply:
         apply_sync(client, args.repo, changes)
     print(table(changes, applied=args.apply))
+    note = queue_label_note(bundle.labels, existing)
+    if note:
+        print(f"warning: {note}", file=sys.stderr)
     return 0

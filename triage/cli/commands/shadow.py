@@ -16,9 +16,9 @@ import json
 import sys
 from pathlib import Path
 
-from triage.cli.common import (CliError, add_config_options, add_planner_options, check_model_prompt,
-                               github_client, load_config, planner_from_args, positive_int, run_command,
-                               seconds)
+from triage.cli.common import (CliError, add_config_options, add_planner_options, check_after_nothing_found,
+                               check_model_prompt, github_client, load_config, planner_from_args, positive_int,
+                               run_command, seconds)
 
 DEFAULT_BOT = "github-actions[bot]"
 
@@ -84,6 +84,8 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"--cache {args.cache}: {exc.strerror or exc}") from None
     finally:
         progress.done()
+    if not shadow_run.found:  # nothing entered the queue: a misspelt queue label fails here, in one line
+        check_after_nothing_found(client, args.repo, bundle.labels.queue_label, given=False)
     if args.json:
         _write(args.json, json.dumps(document, indent=1, ensure_ascii=False) + "\n")
     if args.markdown:

@@ -13,8 +13,8 @@ import json
 import sys
 
 from triage.cli.common import (CliError, add_config_options, add_github_options, add_planner_options,
-                               check_model_prompt, github_client, load_config, planner_from_args, positive_seconds,
-                               run_command, seconds)
+                               check_after_nothing_found, check_model_prompt, github_client, load_config,
+                               planner_from_args, positive_seconds, run_command, seconds)
 from triage.service.cutoff import MODES, parse_not_before
 from triage.service.limits import MAX_SWEEP
 
@@ -74,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
     sweep = triager.sweep(args.max_issues, seconds=args.timeout,
                           on_result=lambda r: print(line_for(r), file=sys.stderr, flush=True))
     failed = sweep.failed
+    if not sweep.found and not sweep.before_cutoff and not sweep.results:  # nothing found: a misspelt queue label?
+        check_after_nothing_found(client, args.repo, triager.queue_label, given=bool(args.queue_label))
     if sweep.not_before:
         print(f"ptd-triage sweep: {cutoff_line(sweep)}", file=sys.stderr)
     for item in failed:
@@ -82,6 +84,8 @@ def run(args: argparse.Namespace) -> int:
     verb = "planned" if args.dry_run else "triaged"
     summary = (f"ptd-triage sweep: found {sweep.found}, {verb} {len(sweep.triaged)}, failed {len(failed)}, "
                f"skipped {sum(sweep.skipped.values())}, left {sweep.left}; {client.request_count} API requests")
+    if args.dry_run:  # how to go live, where the person is looking
+        summary += "; a dry run, nothing written: run it again without --dry-run to write"
     if args.json:
         print(json.dumps({
             "query": sweep.query, "found": sweep.found, "left": sweep.left, "skipped": sweep.skipped,

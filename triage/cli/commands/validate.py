@@ -2,9 +2,11 @@
 
 Every problem is `FILE:LINE: message` (see `triage.config.validate` for the checks); with `--format github`, a
 GitHub Actions annotation (`::error file=FILE,line=LINE::message`, the file relative to the working directory) so
-that a pull request shows it on the changed line (examples/workflows/ptd-triage-validate.yml). Exit status: 0
-when the configuration is valid, 1 when it has problems (a file that is not valid YAML or JSON is one, printed the
-same way), 2 when a path given on the command line does not exist (nothing to check).
+that a pull request shows it on the changed line (examples/workflows/ptd-triage-validate.yml). A warning (a prompt
+or template that names another queue: `triage.config.other_queues`) is `FILE:LINE: warning: message`, or
+`::warning ...::`. Exit status: 0 when the configuration is valid (warnings or not), 1 when it has problems (a file
+that is not valid YAML or JSON is one, printed the same way), 2 when a path given on the command line does not
+exist (nothing to check).
 """
 
 from __future__ import annotations
@@ -35,23 +37,29 @@ def run(args: argparse.Namespace) -> int:
 
     from triage.cli.common import CliError
     from triage.config.bundle import ConfigError
+    from triage.config.other_queues import other_queue_warnings
     from triage.config.validate import check, prompt_problems
 
     for flag in ("config", "rubric", "labels", "templates"):
         given = getattr(args, flag, None)
         if given and not Path(given).exists():
             raise CliError(f"--{flag} {given}: no such file or directory")
+    warnings = []
     try:
         sources = config_sources(args)
     except ConfigError as exc:  # unreadable as a whole (malformed YAML, a schema error): a problem, FILE:LINE first
         problems = [_parsed(str(exc))]
     else:
         problems = check(sources) + prompt_problems(sources)
-    for problem in problems:
+        warnings = other_queue_warnings(sources)  # issue 40: words copied from another queue (exit 0 on these)
+    for problem in problems + warnings:
         print(annotation(problem) if args.format == "github" else problem)
     if problems:
         print(f"{len(problems)} problem{'s' if len(problems) != 1 else ''} found", file=sys.stderr)
         return 1
+    if warnings:
+        print(f"{len(warnings)} warning{'s' if len(warnings) != 1 else ''}: the configuration is valid",
+              file=sys.stderr)
     files = dict.fromkeys((sources.rubric.file, sources.labels.file, sources.templates_dir))  # one file: once
     print(f"ok: {', '.join(files)}")
     return 0
@@ -75,12 +83,16 @@ def annotation(problem) -> str:
     directory (the checkout), else a plain error naming the file."""
     import os
 
+    from triage.config.other_queues import WARNING
+
     file, line, message = problem.file, problem.line, problem.message
+    kind = "warning" if message.startswith(WARNING) else "error"
+    message = message.removeprefix(WARNING)
     here = os.path.relpath(os.path.abspath(file)) if file and ":" not in file else ""
     if not here or here.startswith(".."):  # a bundled file, or another repository's: not in this checkout
-        return f"::error title=ptd-triage validate::{_data(str(problem))}"
+        return f"::{kind} title=ptd-triage validate::{_data(str(problem))}"
     where = f"file={_property(here)}" + (f",line={line}" if line else "")
-    return f"::error {where},title=ptd-triage validate::{_data(message)}"
+    return f"::{kind} {where},title=ptd-triage validate::{_data(message)}"
 
 
 def _data(text: str) -> str:

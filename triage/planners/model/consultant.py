@@ -39,14 +39,27 @@ TOKENS = ("input_tokens", "output_tokens", "cached_input_tokens", "cache_write_t
 
 
 class _Spent:
-    def __init__(self) -> None:
-        self.calls = 0
-        self.tokens = dict.fromkeys(TOKENS, 0)
+    """What one issue's ask cost, read off the run's budget (the client counts every HTTP attempt there, retries of a
+    429 or a 5xx included, and the tokens of every answer): the issue's figures are the budget's growth while it
+    was asked, so the issues' calls and tokens add up to the run's (`usage_totals`) by construction. Counted here,
+    they were the answers only: a 5xx retried twice was 3 calls for the run and 1 for its issue."""
+
+    def __init__(self, budget) -> None:
+        self.budget = budget
+        self.before = self._read()
         self.started = time.perf_counter()
 
-    def add(self, counted) -> None:
-        for name in TOKENS:
-            self.tokens[name] += getattr(counted, name, 0) or 0
+    def _read(self) -> dict[str, int]:
+        return {"calls": getattr(self.budget, "calls", 0), **{name: getattr(self.budget, name, 0) for name in TOKENS}}
+
+    @property
+    def calls(self) -> int:
+        return self._read()["calls"] - self.before["calls"]
+
+    @property
+    def tokens(self) -> dict[str, int]:
+        now = self._read()
+        return {name: now[name] - self.before[name] for name in TOKENS}
 
 
 def priced(tokens: dict[str, int], prices) -> dict:
@@ -91,28 +104,25 @@ class ModelConsultant:
             return self._failed(exc, {})
         schema = plan_schema(bundle)
         self.issues_asked += 1
-        spent = _Spent()
+        spent = _Spent(self.budget)
         try:
-            answer = self._answer(prompt, schema, str(snapshot.number), spent)
+            answer = self._answer(prompt, schema, str(snapshot.number))
             return Asked(answer, self._usage(spent))
         except (LLMError, HTTPError) as exc:
             return self._failed(exc, self._usage(spent))
         finally:
             self.latency_ms.append((time.perf_counter() - spent.started) * 1000)
 
-    def _answer(self, prompt, schema: dict, key: str, spent: _Spent) -> dict:
+    def _answer(self, prompt, schema: dict, key: str) -> dict:
         user = prompt.user
         for attempt in range(2):  # the answer, and at most one repair
-            spent.calls += 1
             try:
                 reply = self.client.complete(prompt.system, user, schema, SCHEMA_NAME, key=key)
             except LLMError as exc:
-                spent.add(exc)
                 if isinstance(exc, LLMInvalidReply) and attempt == 0:
                     user = prompt.user + _repair_note([exc.message])
                     continue
                 raise
-            spent.add(reply)
             problems = schema_problems(reply.plan, schema)
             what = "does not match the plan schema"
             if not problems:  # only a conforming answer can be read for contradictions

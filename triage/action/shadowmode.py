@@ -64,7 +64,7 @@ def run_shadow(settings: Settings, environ: Mapping[str, str], reporter: Reporte
     check_model_prompt(planner, bundle)
     cache = IssueCache(Path(settings.shadow_cache) if settings.shadow_cache else None, settings.repo)
     try:
-        document, _ = shadow(client, bundle, Window(settings.repo, since, until), cache=cache, planner=planner,
+        document, run = shadow(client, bundle, Window(settings.repo, since, until), cache=cache, planner=planner,
                                own_logins=(settings.bot_login,))
     except OSError as exc:
         raise ActionError(f"input shadow-cache {settings.shadow_cache!r}: {exc.strerror or exc}") from None

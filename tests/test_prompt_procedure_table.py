@@ -130,6 +130,99 @@ def tensor_parallel_takes_dtensor():
     assert plan.step(2).decision == "parallelisms" and plan.step(3).labels == ("module: dtensor",)
 
 
+def criteria_first_the_reporters_own_cause_meets_none():
+    own = rubric_plan("Segfault in all_reduce after my custom kernel", "Rank 1 segfaults (Segmentation fault (core "
+                      "dumped)) right after the all_reduce. Turned out it is our own CUDA kernel writing past the "
+                      "buffer; with the kernel removed it works.\n" + SCRIPT)
+    assert own.step(5).decision == "no_flag"
+    # (A request that tells of a crash it hits today meets `crash` by the prompt's rule; the rubric counts a request
+    # against a flag, `high_priority.counter_evidence.request_weight`, and does not flag it: not asserted here.)
+
+
+def running_out_of_memory_is_no_crash():
+    killed = rubric_plan("Rank 3 killed by the OOM killer during FSDP training", "During FSDP training on 8 GPUs "
+                         "the kernel OOM-killer takes the whole process down on rank 3 after 2 hours.\n"
+                         + fenced("model = FSDP(net)\nloss.backward()"))
+    assert killed.step(5).decision == "no_flag"
+    asked = rubric_plan("Add a memory cap option to all_gather_into_tensor", "Please add an option to cap the memory "
+                        "all_gather_into_tensor uses. Motivation: on our hosts the kernel OOM-killer takes the whole "
+                        "process down when the gather buffers grow.\n" + SCRIPT)
+    assert asked.step(4).decision in ("feature", "enhancement") and asked.step(5).decision == "no_flag"
+
+
+def a_vpn_hang_on_one_laptop_is_not_flagged():
+    plan = rubric_plan("gloo barrier hangs on my laptop when the VPN is on", "On literally one laptop (two processes, "
+                       "gloo backend) dist.barrier() hangs forever, but only when my VPN is connected. Setting "
+                       "GLOO_SOCKET_IFNAME=lo fixes it.\n" + fenced("dist.init_process_group('gloo', rank=rank, "
+                                                                     "world_size=2)\ndist.barrier()"))
+    assert plan.step(5).decision == "no_flag"
+
+
+def an_option_is_a_feature_only_when_no_path_does_it():
+    absent = rubric_plan("Add an option to all_gather to skip the output copy", "There is no way to skip the output "
+                         "copy in all_gather today. Please add an option for it.\n" + fenced("dist.all_gather(out, t)"))
+    assert absent.step(4).decision == "feature"
+    elsewhere = rubric_plan("Add a timeout option to barrier", "monitored_barrier already takes a timeout and works on "
+                            "gloo. Please add the same timeout option to barrier.\n" + SCRIPT)
+    assert elsewhere.step(4).decision == "enhancement"
+
+
+def a_device_is_a_feature_unless_it_runs_there_through_a_fallback():
+    no_path = rubric_plan("Support MPS tensors in all_reduce", "all_reduce only supports CPU and CUDA tensors; with "
+                          "an MPS tensor it raises 'No backend type associated with device type mps'. Please add MPS "
+                          "support.\n" + SCRIPT)
+    assert no_path.step(4).decision == "feature"
+    fallback = rubric_plan("Native path for all_reduce on MPS tensors", "all_reduce on MPS tensors currently works, "
+                           "but falls back to a slower path copying through the CPU. Please add a native path.\n"
+                           + SCRIPT)
+    assert fallback.step(4).decision == "enhancement"
+
+
+def two_sub_teams_parts_go_by_the_order():
+    # The rubric reads "about the communication layer" as the layer carrying the issue (`routing.routes.infra.
+    # min_ratio`): where the collectives' part leads, infra; a wording where DDP's part carries most of the
+    # evidence still routes to parallelisms there (not asserted).
+    plan = rubric_plan("Support MPS tensors in all_reduce and broadcast", "Please add MPS support to the collectives: "
+                       "all_reduce and broadcast on MPS tensors raise 'No backend type associated with device type "
+                       "mps'. DDP on an MPS model needs it too.\n"
+                       + fenced("dist.init_process_group('gloo')\ndist.all_reduce(t.to('mps'))"))
+    assert plan.step(2).decision == "infra"
+
+
+def a_workaround_from_pytorch_apis_shows_it_exists():
+    plan = rubric_plan("Add all_to_all with uneven splits without padding", "Today we pad every chunk to the largest "
+                       "size and call all_to_all_single, then slice the padding off. Please add a native uneven "
+                       "all_to_all.\n" + SCRIPT)
+    assert plan.step(4).decision == "enhancement"
+
+
+def dcp_load_is_a_core_component():
+    plan = rubric_plan("dcp.load fails for every checkpoint on 2.6", "On torch 2.6 dcp.load raises KeyError for any "
+                       "checkpoint, even one it has just saved; every user of DCP hits this.\n" + fenced(
+                           "import torch.distributed.checkpoint as dcp\ndcp.save(sd, checkpoint_id='c')\n"
+                           "dcp.load(sd, checkpoint_id='c')"))
+    assert plan.step(5).criteria == ("many_users",)
+
+
+def reading_what_an_older_version_wrote_is_a_regression():
+    plan = rubric_plan("DCP load fails on a checkpoint saved with 2.4", "After upgrading to torch 2.5, dcp.load can "
+                       "no longer read a checkpoint that torch 2.4 wrote: it raises KeyError: 'metadata'. Loading it "
+                       "with 2.4 works.\n" + fenced("import torch.distributed.checkpoint as dcp\n"
+                                                    "dcp.load(state_dict, checkpoint_id='ckpt')"))
+    assert plan.step(5).criteria == ("regression",)
+
+
+def what_fails_decides_step_1():
+    remedy = rubric_plan("CUDA out of memory on one GPU", "Training my model on a single A100 fails with CUDA out of "
+                         "memory at the first forward. Will FSDP on 4 GPUs just work for this?\n" + fenced(
+                             "model = Net().cuda()\nout = model(x)\ntorch.cuda.OutOfMemoryError: CUDA out of "
+                             "memory."))
+    assert remedy.step(1).decision == "not_distributed" and "triage review" in remedy.add_labels
+    question = rubric_plan("Will FSDP on 4 GPUs fit my 7B model?", "My 7B model does not fit on one A100. Will "
+                           "fully_shard on 4 GPUs just work for it, and which settings should I use?")
+    assert question.step(1).decision == "distributed" and question.step(4).decision == "none"
+
+
 @dataclass(frozen=True)
 class Row:
     contradiction: str
@@ -142,16 +235,40 @@ class Row:
 ROWS = [
     Row("feature or enhancement: 'the same thing for other cases exists -> enhancement' against 'nothing like it "
         "exists yet -> feature' and 'code the reporter writes themselves does not make it exist'",
-        "The one test between the two: does what is asked exist today in PyTorch in any form (the same thing done "
-        "slower or through a path it falls back to, through another PyTorch API or option, or by the same API for "
-        "other dtypes, ops or arguments)? Then `enhancement`; otherwise `feature`, whatever shape the request gives "
-        "it. Only PyTorch counts: code the reporter writes themselves to get around the gap, or another library that "
-        "has it, does not make it exist.",
-        ("other dtypes, devices, backends or ops", "If nothing like it exists yet", "to get around its absence"),
+        "The one test between the two: does what is asked exist today in PyTorch in any form (including a slower path "
+        "it falls back to)? Then `enhancement`; otherwise `feature`, whatever shape the request gives it (an option, "
+        "support for a device, a new API).",
+        ("If nothing like it exists yet", "to get around its absence", "the same thing done slower or through a path"),
         TEMPLATE, feature_or_enhancement_by_one_test),
-    Row("feature or enhancement: a new device or backend is new, though other devices have one",
-        "a new API, backend, device or platform support, primitive or tool that nothing in PyTorch provides",
-        (), "types.feature.description"),
+    Row("feature or enhancement for device support: 'device or platform support' is a feature, and the one test "
+        "counted 'the same API for other dtypes, ops or arguments' (an MPS tensor is another argument) as existing",
+        "It must exist for the case asked: the same API working for other cases (other dtypes, devices or backends) is "
+        "no form of it unless some path runs the asked case today.",
+        ("or by the same API for other dtypes, ops or arguments", "a new API, backend, device or platform support"),
+        TEMPLATE, a_device_is_a_feature_unless_it_runs_there_through_a_fallback),
+    Row("feature: a device no path runs on",
+        "or support for a device or platform that no path runs on today",
+        (), "types.feature.description", a_device_is_a_feature_unless_it_runs_there_through_a_fallback),
+    Row("enhancement: a dtype or device that runs through a fallback",
+        "or a native backend for an op, dtype or device that already runs through a fallback",
+        (), "types.enhancement.description", a_device_is_a_feature_unless_it_runs_there_through_a_fallback),
+    Row("feature or enhancement for a new option on an existing API: 'a new option or default of an existing API' "
+        "is an enhancement, though a new option may be a capability nothing has",
+        "an option for what no path in PyTorch does today",
+        ("a new option or default of an existing API",), "types.feature.description",
+        an_option_is_a_feature_only_when_no_path_does_it),
+    Row("enhancement: an option for what another path already does",
+        "a changed default, an option for what PyTorch already does through another path",
+        (), "types.enhancement.description", an_option_is_a_feature_only_when_no_path_does_it),
+    Row("a workaround through PyTorch APIs: 'exists through another PyTorch API' against 'code the reporter writes "
+        "themselves to get around the gap does not make it exist'",
+        "Another PyTorch API or option that does it is a form of it, and so is a workaround the reporter builds only "
+        "from PyTorch's APIs that gets what is asked (padding the chunks for all_to_all_single, a loop of send/recv): "
+        "it shows the capability is there, and asking for it directly is like asking for a native backend for an op "
+        "that already runs via a fallback. Code that does the work itself outside PyTorch (the reporter's own kernel "
+        "or extension, another library) does not make it exist.",
+        ("code the reporter writes themselves to get around the gap", "Only PyTorch counts"),
+        TEMPLATE, a_workaround_from_pytorch_apis_shows_it_exists),
     Row("a slowdown is 'a performance enhancement' (step 4) and 'a bug report' (step 5's no-criterion reason)",
         "Speed and memory: something that works but is slower or takes more memory than it should is a performance "
         "`enhancement`; slower or heavier than an earlier version was is a regression: a bug report (`none`) here "
@@ -160,7 +277,7 @@ ROWS = [
         TEMPLATE, slowdown_is_an_enhancement_or_against_a_version_a_regression),
     Row("a slowdown against an earlier version is the regression criterion",
         "a failure the earlier version did not have (an error, a crash, a hang, wrong results, or a slowdown or "
-        "memory growth against that version); a changed message, log level or default is not one.",
+        "memory growth against that version)",
         (), "high_priority.criteria.regression.description"),
     Row("'is this expected?' about speed: a usage question or an enhancement",
         "A question whether a speed or memory figure is expected (\"is this expected?\", \"is a 25% drop normal on 4 "
@@ -172,6 +289,39 @@ ROWS = [
         "meeting no criterion (step 5)",
         "quoting an error that says the thing is not supported yet, is still a request.",
         ("an unsupported case",), TEMPLATE),
+    Row("does a fitting no_flag reason override a criterion that is met (a request whose motivation names a crash; a "
+        "criterion met where the cause is the reporter's setup or code)",
+        "Decide the criteria first: an issue that meets one is flagged, whatever else it is (a request, a question); "
+        "the no_flag reasons below say why an issue meets none, and none of them outweighs a criterion that is met. A "
+        "criterion is met by a failure in PyTorch's distributed code (its backends included) that the issue reports: "
+        "what happened (or happens when the reporter runs it), a request's account of a failure it hits today "
+        "included, not what might happen (\"it could hang\", \"if it crashes\", \"this would corrupt\"); a failure "
+        "the issue shows the reporter's own code or setup causes is not PyTorch's and meets none. When in doubt "
+        "whether a criterion is met, or whose failure it is, flag:",
+        ("The doubt is about what the issue reports",), TEMPLATE, criteria_first_the_reporters_own_cause_meets_none),
+    Row("crash: a process the kernel's OOM killer takes down (literally a signal)",
+        "and so is running out of memory (a CUDA out-of-memory error, or the kernel's OOM killer or a scheduler ending "
+        "the process for the memory or time it used; more memory than an earlier version used is a `regression`).",
+        (), "high_priority.criteria.crash.description", running_out_of_memory_is_no_crash),
+    Row("two no_flag reasons fit (a hang on one laptop that the reporter's VPN causes): the order picks setup, the "
+        "example of `not_met_where_it_runs` suggested the other",
+        "a network, VPN, driver or installation problem on their machines, such as one a setting like "
+        "GLOO_SOCKET_IFNAME fixes",
+        (), "high_priority.no_flag_reasons.reporter_setup_or_misuse", a_vpn_hang_on_one_laptop_is_not_flagged),
+    Row("`not_met_where_it_runs`: only when no cause of the reporter's own is shown (the order and its example agree)",
+        "the issue shows it does not happen there, with no cause of the reporter's own shown (e.g. a hang of one "
+        "process, or of processes on one personal machine",
+        (), "high_priority.no_flag_reasons.not_met_where_it_runs"),
+    Row("many_users: is the list of core components closed (does DCP load count)",
+        "a core component (any part of torch.distributed a training job runs through: process groups, collectives, "
+        "their backends and stores, torchrun, FSDP, DDP, DTensor, pipelining, DCP's save and load)",
+        ("a core component (a process group, a collective, FSDP, DDP, DTensor)",),
+        "high_priority.criteria.many_users.description", dcp_load_is_a_core_component),
+    Row("regression or a compatibility break: this version cannot read what an older one wrote",
+        "and this version failing to read what an earlier one wrote (a checkpoint, a saved state dict), which that "
+        "version read; a message, log level or default that changed while nothing fails is not one.",
+        ("a changed message, log level or default is not one",),
+        "high_priority.criteria.regression.description", reading_what_an_older_version_wrote_is_a_regression),
     Row("several no-flag reasons fit at once, with no order between them",
         "Every `no_flag` gives its `no_flag_reason`, the first of these that fits, in this order, and a `quote` "
         "copied from the issue that shows it:",
@@ -184,7 +334,7 @@ ROWS = [
         "the process dies by a signal or an abort (a segfault, SIGABRT or SIGBUS, a core dump, a C++ `terminate "
         "called`, the NCCL watchdog aborting it) or hits an illegal memory access, however it is reported; a Python "
         "exception raised with its message (a ValueError, a RuntimeError about shapes) is an error, not a crash, "
-        "even when the reporter calls it one.",
+        "even when the reporter calls it one,",
         (), "high_priority.criteria.crash.description", crash_is_a_dying_process_not_an_exception),
     Row("internal_assert 'in c10d or process-group code': DDP's reducer (under c10d), the elastic rendezvous",
         "raised in c10d's code: process groups and their backends, collectives, stores, and DDP's reducer, which is "
@@ -216,10 +366,24 @@ ROWS = [
         "RowwiseParallel, SequenceParallel) have no module label of their own: they are built on DTensor and take "
         "`module: dtensor`.",
         (), TEMPLATE, tensor_parallel_takes_dtensor),
-    Row("what to quote for a decision the procedure fixes (`not_applicable`)",
-        "A decision the procedure fixes from an earlier step (modules `not_applicable`, the no_flag_reason "
-        "`not_distributed`) quotes the words that decided that step: the route's quote, or step 1's.",
-        (), TEMPLATE),
+    Row("what to quote for a decision the procedure fixes: the route after `not_distributed` is fixed by step 1 too, "
+        "and 'the route's quote' was circular there",
+        "A decision the procedure fixes from an earlier step quotes the words that decided that step: after "
+        "`not_distributed`, the route, modules `not_applicable` and the no_flag_reason `not_distributed` quote step "
+        "1's quote; modules `not_applicable` on a route whose team classifies modules itself quotes the route's.",
+        ("the route's quote, or step 1's",), TEMPLATE),
+    Row("a request split across two sub-teams (collectives on MPS tensors: infra; DDP accepting an MPS model: "
+        "parallelisms)",
+        "A request or bug with parts for two sub-teams (collectives on MPS tensors, and DDP accepting a model on MPS): "
+        "the order above decides it, here infra, for its communication-layer part.",
+        (), TEMPLATE, two_sub_teams_parts_go_by_the_order),
+    Row("step 1: a distributed question inside a non-distributed failure ('When in doubt, distributed' against 'read "
+        "what actually fails')",
+        "The doubt is about what fails: a failure on one device with no distributed code stays `not_distributed` when "
+        "the issue also asks whether a distributed API would help (\"will FSDP on 4 GPUs just work?\"), as that asks "
+        "about a remedy, not a distributed failure, and `not_distributed` still puts it before a person (the review "
+        "label); an issue that only asks how to use a distributed API is this queue's (a usage question).",
+        (), TEMPLATE, what_fails_decides_step_1),
     Row("a DISABLED or flaky-test report: stated in step 5's prose and in the reasons",
         "whatever its log shows: the test's owners look at it",
         ("A DISABLED or flaky-test report is a test-infrastructure report",),
@@ -275,8 +439,23 @@ def test_the_other_queues_prompts_state_the_same_resolutions_in_their_own_words(
     product = "PyTorch" if queue == "pt2" else "this system"
     assert text.count(f"The one test between the two: does what is asked exist today in {product} in any form") == 1
     assert "if nothing like it exists yet" not in text  # the old second test
+    # Step 4: the asked case must exist; a new option is no enhancement by its shape (findings 3, 4, 7 of issue 38).
+    assert "in any form (including a slower path it falls back to" in text
+    assert text.count("It must exist for the case asked: the same API working for other cases") == 1
+    for gone in ("or by the same API for other dtypes, ops or arguments", "or for other cases of the same thing",
+                 "a new option or default of an existing API", "a script the reporter writes themselves"):
+        assert gone not in text, gone
+    assert "an option for what" in text and "already does through another path" in text
+    # Step 5: the criteria first; the reporter's own cause meets none (finding 1).
+    assert text.count("Decide the criteria first: an issue that meets one is flagged, whatever else it is") == 1
+    assert "none of them outweighs a criterion that is met" in text
+    # Step 2: the precedence decides an issue with parts for two teams (finding 5).
+    assert "(a request or bug with parts for two teams included), the first that applies wins:" in text
     assert "the first of these that fits, in this order" in text
-    assert "quotes the words that decided that step" in text
+    # What a fixed decision quotes: after step 1's answer, step 1's quote (finding 6).
+    assert "quotes the words that decided that step: after `not_distributed`, the route, modules `not_applicable` " \
+           "and the no_flag_reason `not_distributed` quote step 1's quote" in text
+    assert "(the route's, or step 1's)" not in text
     assert "[... clipped, N more characters]" in text
     assert "slower than an earlier version was is" in text or "slower or heavier than an earlier version" in text
     # The reasons are the queue's: no distributed words in a queue that has no collectives.

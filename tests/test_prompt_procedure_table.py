@@ -135,8 +135,13 @@ def criteria_first_the_reporters_own_cause_meets_none():
                       "dumped)) right after the all_reduce. Turned out it is our own CUDA kernel writing past the "
                       "buffer; with the kernel removed it works.\n" + SCRIPT)
     assert own.step(5).decision == "no_flag"
-    # (A request that tells of a crash it hits today meets `crash` by the prompt's rule; the rubric counts a request
-    # against a flag, `high_priority.counter_evidence.request_weight`, and does not flag it: not asserted here.)
+    # A request that tells of the limit it hits today reports no failure: no criterion (the answer keys agree: none of
+    # their 275 requests is high priority); the rubric counts a request against a flag
+    # (`high_priority.counter_evidence.request_weight`).
+    asked = rubric_plan("Add a timeout to barrier", "Please add a timeout argument to dist.barrier(): when one of our 8 "
+                        "nodes is slow, the other ranks wait in the barrier for hours and we have to kill the job by "
+                        "hand. Something like dist.barrier(timeout=timedelta(minutes=5)).")
+    assert asked.step(4).decision in ("feature", "enhancement") and asked.step(5).decision == "no_flag"
 
 
 def running_out_of_memory_is_no_crash():
@@ -291,14 +296,18 @@ ROWS = [
         ("an unsupported case",), TEMPLATE),
     Row("does a fitting no_flag reason override a criterion that is met (a request whose motivation names a crash; a "
         "criterion met where the cause is the reporter's setup or code)",
-        "Decide the criteria first: an issue that meets one is flagged, whatever else it is (a request, a question); "
-        "the no_flag reasons below say why an issue meets none, and none of them outweighs a criterion that is met. A "
-        "criterion is met by a failure in PyTorch's distributed code (its backends included) that the issue reports: "
-        "what happened (or happens when the reporter runs it), a request's account of a failure it hits today "
-        "included, not what might happen (\"it could hang\", \"if it crashes\", \"this would corrupt\"); a failure "
-        "the issue shows the reporter's own code or setup causes is not PyTorch's and meets none. When in doubt "
-        "whether a criterion is met, or whose failure it is, flag:",
-        ("The doubt is about what the issue reports",), TEMPLATE, criteria_first_the_reporters_own_cause_meets_none),
+        "A criterion is met by a failure in PyTorch's distributed code (its backends included) that the issue reports: "
+        "what happened (or happens when the reporter runs it), not what might happen (\"it could hang\", \"if it "
+        "crashes\", \"this would corrupt\"); a failure the issue shows the reporter's own code or setup causes is not "
+        "PyTorch's and meets none. A request or a usage question reports no failure and meets no criterion "
+        "(`not_a_bug_report`), even when it tells of the limit it hits today (a job that runs out of memory, a hang it "
+        "wants a timeout for): what it asks for is step 4's. An issue that reports a failure of PyTorch's and also "
+        "asks for a change is a bug report first, judged by its failure. Decide the criteria before the no_flag "
+        "reasons: those say why an issue meets none, and none of them outweighs a criterion that a reported failure "
+        "meets.",
+        ("The doubt is about what the issue reports", "whatever else it is (a request, a question)",
+         "a request's account of a failure it hits today included"), TEMPLATE,
+        criteria_first_the_reporters_own_cause_meets_none),
     Row("crash: a process the kernel's OOM killer takes down (literally a signal)",
         "and so is running out of memory (a CUDA out-of-memory error, or the kernel's OOM killer or a scheduler ending "
         "the process for the memory or time it used; more memory than an earlier version used is a `regression`).",
@@ -447,8 +456,10 @@ def test_the_other_queues_prompts_state_the_same_resolutions_in_their_own_words(
         assert gone not in text, gone
     assert "an option for what" in text and "already does through another path" in text
     # Step 5: the criteria first; the reporter's own cause meets none (finding 1).
-    assert text.count("Decide the criteria first: an issue that meets one is flagged, whatever else it is") == 1
-    assert "none of them outweighs a criterion that is met" in text
+    assert text.count("A request or a usage question reports no failure and meets no criterion") == 1
+    assert "Decide the criteria before the no_flag reasons" in text
+    assert "none of them outweighs a criterion that a reported failure meets" in text
+    assert "whatever else it is (a request, a question)" not in text
     # Step 2: the precedence decides an issue with parts for two teams (finding 5).
     assert "(a request or bug with parts for two teams included), the first that applies wins:" in text
     assert "the first of these that fits, in this order" in text

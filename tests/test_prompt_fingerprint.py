@@ -15,10 +15,13 @@ from triage.config.bundle import load_bundle
 from triage.planners.model.prompt import render
 from triage.planners.model.schema import plan_schema
 
-# queue -> (sha256 of the system prompt, sha256 of the schema as sorted JSON), first 16 hex digits
+# queue -> (sha256 of the system prompt, sha256 of the schema as sorted JSON), first 16 hex digits.
+# Changed on purpose in issue 37: the system prompt now says who wrote each comment, who may clear a criterion, and
+# what a no_flag may quote (the schema is unchanged); the blind answers in bench/model-answers answer the earlier
+# prompt and are to be collected again.
 PINNED = {
-    "distributed": ("333661c6f438c120", "88d42f85ae70199a"),
-    "pt2": ("b50e9eb3d201e427", "77ab2454ae82fb1b"),
+    "distributed": ("1a639bba0e494cd6", "88d42f85ae70199a"),
+    "pt2": ("5267f05ce95823c5", "77ab2454ae82fb1b"),
 }
 
 

@@ -127,7 +127,7 @@ def _allowlisted(d: _Draft) -> None:
     """Labels: allowlisted, new, not forbidden, each once."""
     labels = d.bundle.labels
     for name in d.proposal.add_labels:
-        if not isinstance(name, str) or name not in labels.names or name in labels.forbidden:
+        if not isinstance(name, str) or name not in labels.names or labels.is_forbidden(name):
             d.drop(DropKind.NOT_ALLOWLISTED, name)
         elif not d.has(name):
             d.wanted.append(name)

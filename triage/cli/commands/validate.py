@@ -4,7 +4,9 @@ Every problem is `FILE:LINE: message` (see `triage.config.validate` for the chec
 GitHub Actions annotation (`::error file=FILE,line=LINE::message`, the file relative to the working directory) so
 that a pull request shows it on the changed line (examples/workflows/ptd-triage-validate.yml). Exit status: 0
 when the configuration is valid, 1 when it has problems (a file that is not valid YAML or JSON is one, printed the
-same way), 2 when a path given on the command line does not exist (nothing to check).
+same way), 2 when a path given on the command line does not exist (nothing to check) or leads out of the
+repository's checkout through a link (`triage.config.checkout`: refused before anything is read; the line names
+the link, never what it points at).
 """
 
 from __future__ import annotations
@@ -37,10 +39,15 @@ def run(args: argparse.Namespace) -> int:
     from triage.config.bundle import ConfigError
     from triage.config.validate import check, prompt_problems
 
+    from triage.config.checkout import outside_problem
+
     for flag in ("config", "rubric", "labels", "templates"):
         given = getattr(args, flag, None)
-        if given and not Path(given).exists():
+        if given and not Path(given).exists() and not Path(given).is_symlink():
             raise CliError(f"--{flag} {given}: no such file or directory")
+        problem = outside_problem(given) if given else None
+        if problem:
+            raise CliError(f"--{flag} {problem}")
     try:
         sources = config_sources(args)
     except ConfigError as exc:  # unreadable as a whole (malformed YAML, a schema error): a problem, FILE:LINE first

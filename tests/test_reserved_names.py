@@ -17,7 +17,7 @@ import sys
 
 import pytest
 
-from actionrun import REPO, run_action
+from actionrun import REPO
 from test_fork_queue import EXAMPLE, FOLDER, MARKER, example_files, seed, triage
 
 from triage.config.bundle import load_bundle

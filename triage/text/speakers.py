@@ -74,24 +74,6 @@ class Runs:
         index = bisect_right(self.starts, offset) - 1
         return self.speakers[index] if index >= 0 else default
 
-    def roles(self) -> frozenset[str]:
-        return frozenset(s.role for s in self.speakers)
 
-
-def allows(said_by: frozenset[str] | None, speaker: Speaker) -> bool:
-    """Whether `said_by` (None: everyone) reads the words of `speaker`."""
-    return said_by is None or speaker.role in said_by
-
-
-def said_by_problem(value: object) -> str | None:
-    """Why a rubric's `said_by` value is not one (None when it is): a non-empty list of known roles."""
-    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
-        return f"said_by must be a non-empty list of roles ({', '.join(ROLES)})"
-    unknown = [v for v in value if v not in ROLES]
-    if unknown:
-        return f"said_by names '{unknown[0]}', which is not a role ({', '.join(ROLES)})"
-    return None
-
-
-__all__ = ["MAINTAINER", "OTHER", "REPORTER", "ROLES", "Runs", "Speaker", "THE_REPORTER", "TRUSTED", "allows",
-           "inlined", "said_by_problem", "separator_login"]
+__all__ = ["MAINTAINER", "OTHER", "REPORTER", "ROLES", "Runs", "Speaker", "THE_REPORTER", "TRUSTED", "inlined",
+           "separator_login"]

@@ -18,7 +18,6 @@ import hashlib
 import hmac
 import os
 import re
-import secrets
 import stat
 import sys
 from pathlib import Path
@@ -80,6 +79,8 @@ def _read_secret(path: Path) -> bytes | None:
 
 
 def _make_secret(path: Path) -> bytes | None:
+    import secrets  # here: only the first write of an installation makes one
+
     value = secrets.token_bytes(32)
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)

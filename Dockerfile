@@ -15,7 +15,8 @@ COPY pyproject.toml README.md action.yml entrypoint.py ./
 COPY queues ./queues
 COPY triage ./triage
 # The bundled queues compiled once, in the image (triage.config.compiled): a run loads its queue in milliseconds.
-ENV PTD_TRIAGE_CACHE=/action/.ptd-triage-cache
+ENV PTD_TRIAGE_CACHE=/action/.ptd-triage-cache \
+    PTD_TRIAGE_CACHE_KEY=/action/.ptd-triage-cache.key
 RUN python -m pip install --no-input /action
 RUN python -P -m triage.config.precompile
 

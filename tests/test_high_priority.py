@@ -222,6 +222,8 @@ def test_high_priority_still_routes_and_classifies():
 ONE_RECORD_JUSTIFIED = {
     "req-vs-question": "the procedure: a question gets no type label; the dev set has one question-titled issue",
     "hp-vs-question": "the procedure: a question is not high priority (it costs recall on that one dev record)",
+    "hp-others-hit-it": "the procedure's 'many users affected': another user's 'same here' in a comment; the dev "
+                        "set's comments are excerpts (one confirms), and tests/test_said_by.py holds it",
 }
 
 

@@ -107,13 +107,13 @@ def test_guard_a_forged_quote_keeps_the_rubrics_flag():
     plan, _ = _hybrid(SEGFAULT, good_answer(high_priority=_no_flag("third_party_code", forged)))
     step5 = plan.step(5)
     assert step5.decision == "flag" and plan.outcome == "high_priority"
-    assert "the model's no_flag quotes nothing found in the issue, so the rubric's flag stands" in step5.reason
+    assert "the model's no_flag quotes no phrase the reporter or a maintainer wrote, so the rubric's flag stands" in step5.reason
     assert "[quote not found in the issue]" in step5.reason and BUNDLE.labels.marker not in plan.add_labels
 
 
 def test_guard_an_empty_quote_keeps_the_rubrics_flag():
     plan, _ = _hybrid(SEGFAULT, good_answer(high_priority=_no_flag("no_criterion_met", "")))
-    assert plan.step(5).decision == "flag" and "quotes nothing found in the issue" in plan.step(5).reason
+    assert plan.step(5).decision == "flag" and "quotes no phrase the reporter or a maintainer wrote" in plan.step(5).reason
 
 
 def test_guard_a_reason_outside_the_list_is_never_used():

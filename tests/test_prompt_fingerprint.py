@@ -24,8 +24,8 @@ from triage.planners.model.schema import plan_schema
 # components, an older version's checkpoint, a remedy question in a non-distributed issue): the distributed schema
 # moved with it, as it carries the no-flag reasons' words.
 PINNED = {
-    "distributed": ("e101fcecf1c621cf", "fe9fd66ad0d8b10a"),
-    "pt2": ("2844f2f8ce8ddfb3", "3fc421ed20a3d216"),
+    "distributed": ("a1f5c801317a3321", "fe9fd66ad0d8b10a"),
+    "pt2": ("78857fa39ad28010", "3fc421ed20a3d216"),
 }
 
 

@@ -58,13 +58,13 @@ def issue(repo_api: str, repo: str, number: int, issue_id: int, *, title: str, b
 
 
 def comment(repo_api: str, repo: str, issue_number: int, comment_id: int, *, body: str, author: dict,
-            created_at: str) -> dict:
+            created_at: str, association: str = "NONE") -> dict:
     obj = example(COMMENT_OP, "201")
     obj.update(
         id=comment_id, node_id=f"IC_{comment_id}", url=f"{repo_api}/issues/comments/{comment_id}",
         html_url=f"{WEB}/{repo}/issues/{issue_number}#issuecomment-{comment_id}", body=body, user=author,
         created_at=created_at, updated_at=created_at, issue_url=f"{repo_api}/issues/{issue_number}",
-        author_association="NONE",
+        author_association=association,
     )
     return obj
 

@@ -304,9 +304,12 @@ class FakeGitHub:
             return obj
 
     def add_comment(self, repo: str, number: int, body: str, *, author: str = "commenter",
-                    author_type: str = "User") -> dict:
+                    author_type: str = "User", association: str | None = None) -> dict:
+        """A comment by `author`; its `author_association` as GitHub gives it: `association` when given, else from
+        the author's role on the repository (the owner: OWNER; admin, maintain or write: COLLABORATOR; else NONE)."""
         with self._lock:
-            return self._create_comment(repo, number, body, self.add_user(author, user_type=author_type))
+            return self._create_comment(repo, number, body, self.add_user(author, user_type=author_type),
+                                        association)
 
     def add_issue_reaction(self, repo: str, number: int, content: str = "eyes", *, author: str,
                            author_type: str = "Bot") -> dict:
@@ -641,10 +644,14 @@ class FakeGitHub:
         self._flush_index()
         return list(self._search_index.values())
 
-    def _create_comment(self, repo: str, number: int, body: str, author: dict) -> dict:
+    def _create_comment(self, repo: str, number: int, body: str, author: dict, association: str | None = None) -> dict:
         repo_state, issue = self._repos[repo], self._issue(repo, number)
+        if association is None:
+            role = repo_state.roles.get(author["login"])
+            association = ("OWNER" if author["login"] == repo.split("/")[0] else
+                           "COLLABORATOR" if role in ("admin", "maintain", "write") else "NONE")
         obj = objects.comment(repo_state.api, repo, number, self._next_id(), body=body, author=author,
-                              created_at=self._now())
+                              created_at=self._now(), association=association)
         issue.comments.append(obj)
         issue.timeline.append(objects.comment_timeline_item(obj))
         issue.obj["comments"] += 1

@@ -14,6 +14,14 @@ a few thousand lines with PyYAML, and checking it within safe_yaml's bounds, too
 document is keyed by a SHA-256 of its text (and of the code), and holds the data and the line of each key path
 exactly as the parser gave them; a document that is not plain JSON data is not kept.
 
+A cache is a speed-up, never an authority (issue 37): the key below is a SHA-256 anyone can compute, so a file
+found under it proves nothing. Each file is signed: an HMAC-SHA256 with a secret this installation made (32 random
+bytes, `key_file()`: beside the virtual environment's cache folder, never inside any folder a cache is read from,
+mode 0600), the last field of the JSON. A file that the secret did not sign (written by hand, by another
+installation, restored from another machine's cache, edited in any byte) is ignored like a malformed one, and the
+queue is checked and compiled from its sources. Whoever can write a cache folder but cannot read the secret cannot
+change a plan through it.
+
 The key is a SHA-256 of everything the answers depend on: the sources' content as the loader read them (every
 document's data, every template, the prompt, whatever files they came from and however many), the code that
 checks and compiles them (`triage/config/`, `triage/text/`), the Python version (its parser reads the literals)
@@ -25,9 +33,12 @@ Sources that are not plain JSON data (a YAML date, a number as a key) are not ca
 Where: the directory in `PTD_TRIAGE_CACHE` (`off` for none); else `ptd-triage-cache/` in the virtual environment
 (the Action's cached environment carries it: action.yml builds it at install time with `python -m
 triage.config.precompile`, so a fresh runner starts warm), then the user's cache directory (`~/.cache/ptd-triage`).
-Nothing is written where nothing is writable; a run then compiles the queue as if there were no cache.
+Nothing is written where nothing is writable; a run then compiles the queue as if there were no cache. The secret:
+the file in `PTD_TRIAGE_CACHE_KEY`; else `ptd-triage-cache.key` in the virtual environment; else
+`~/.config/ptd-triage/cache.key`. Made on the first write; a secret that is not a plain file of this user's, not
+private to them, or inside a cache folder is not used (then nothing is cached).
 
-May import: the standard library, `triage.config.source`, `triage.text.patterns`.
+May import: the standard library, `triage.config.source`, `triage.config.signing`, `triage.text.patterns`.
 """
 
 from __future__ import annotations
@@ -43,12 +54,14 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any, Iterator
 
+from triage.config import signing
 from triage.config.source import Located
 from triage.text import patterns
 
 FORMAT = "ptd-triage compiled queue"
-VERSION = 1
+VERSION = 2  # 2: signed (an HMAC with the installation's secret)
 ENVIRONMENT = "PTD_TRIAGE_CACHE"
+KEY_ENVIRONMENT = signing.KEY_ENVIRONMENT
 KEEP = 32  # compiled forms kept in one directory (the newest); a queue edited many times leaves no pile
 MAX_BYTES = 4_000_000
 _PACKAGE = Path(__file__).resolve().parent.parent  # triage/
@@ -142,21 +155,28 @@ def read(key: str) -> list[tuple[str, bool, frozenset[str] | None]] | None:
     """The patterns the compiled form for `key` records, or None when there is none that can be trusted."""
     for place in places():
         try:
-            text = (place / file_name(key)).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+            raw = _read_bounded(place / file_name(key))
+        except OSError:
             continue
-        known = _parse(text, key)
+        known = _parse(raw, key)
         if known is not None:
             return known
     return None
 
 
-def _parse(text: str, key: str) -> list[tuple[str, bool, frozenset[str] | None]] | None:
-    """The document's patterns when it is exactly what `write` writes for `key`; None for anything else."""
-    if len(text) > MAX_BYTES:
+def _read_bounded(path: Path) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read(MAX_BYTES + 1)
+
+
+def _parse(raw: bytes, key: str) -> list[tuple[str, bool, frozenset[str] | None]] | None:
+    """The document's patterns when it is exactly what `write` writes for `key`, signed by this installation's
+    secret; None for anything else."""
+    signed = signing.verified(raw, places()) if len(raw) <= MAX_BYTES else None
+    if signed is None:
         return None
     try:  # plain json, as for a kept document: the shape is checked below, to the last entry
-        document = json.loads(text)
+        document = json.loads(signed)
     except (ValueError, RecursionError):
         return None
     if not isinstance(document, dict) or set(document) != {"format", "version", "key", "checked", "patterns"}:
@@ -187,8 +207,8 @@ def write(key: str, used: set[tuple[str, bool]]) -> Path | None:
                      for source, case in used)
     text = json.dumps({"format": FORMAT, "version": VERSION, "key": key, "checked": True, "patterns": entries},
                       ensure_ascii=False, separators=(",", ":"))
-    data = text.encode("utf-8")  # every pattern here compiled under RE2, which reads UTF-8: no lone surrogate
-    return _write_file(file_name(key), data, "queue-")
+    data = signing.signed(text.encode("utf-8"), places())  # every pattern here compiled under RE2, which reads UTF-8: no surrogate
+    return _write_file(file_name(key), data, "queue-") if data is not None else None
 
 
 def _write_file(name: str, data: bytes, prefix: str) -> Path | None:
@@ -238,9 +258,12 @@ def _document_name(key: str) -> str:
 
 def _read_document(path: Path, key: str, file: str) -> Located | None:
     try:
-        # Plain json: a file this module wrote into the environment (no YAML bounds to check again, and the depth
-        # scan of a large document costs what this saves); anything malformed is ignored, as every kept file is.
-        document = json.loads(path.read_bytes())
+        # Plain json: a file this module wrote and signed (no YAML bounds to check again, and the depth scan of a
+        # large document costs what this saves); anything unsigned or malformed is ignored, as every kept file is.
+        signed = signing.verified(path.read_bytes(), places())
+        if signed is None:
+            return None
+        document = json.loads(signed)
     except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         return None
     if not isinstance(document, dict) or set(document) != {"format", "version", "key", "data", "marks"}:
@@ -268,7 +291,9 @@ def _write_document(key: str, located: Located) -> None:
             return
     except (TypeError, ValueError, RecursionError):
         return
-    _write_file(_document_name(key), text.encode("utf-8", "surrogatepass"), "document-")
+    data = signing.signed(text.encode("utf-8", "surrogatepass"), places())
+    if data is not None:
+        _write_file(_document_name(key), data, "document-")
 
 
 def _sorted(literals: frozenset[str] | None) -> list[str] | None:
@@ -290,8 +315,8 @@ def where(sources) -> Path | None:
     for place in places() if key else []:
         path = place / file_name(key)
         try:
-            if _parse(path.read_text(encoding="utf-8"), key) is not None:
+            if _parse(_read_bounded(path), key) is not None:
                 return path
-        except (OSError, UnicodeDecodeError):
+        except OSError:
             continue
     return None

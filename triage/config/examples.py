@@ -9,7 +9,7 @@
 
 An example is run against what the entry really matches, with the engine that plans (`triage.text`):
 - a signal: its pattern on the example text (an `all` signal: every one of its patterns somewhere in the text);
-  its `in:` locations are not asked, the text stands for one of them;
+  its `in:` locations are not asked, the text stands for one of them, said by someone it reads (`said_by`);
 - a slot: its pattern on the text;
 - a frame: the text is read as the issue's prose, split into sentences as planning splits it; the frame holds
   when its `all` slots occur in one sentence that has none of its `none` slots, and none of its `none_in_issue`
@@ -48,7 +48,7 @@ def _doc(text: str) -> Document:
 
 def signal_evidence(signal: Signal, text: str) -> str | None:
     """What the signal quotes when the text is one of its locations (None: it does not match)."""
-    one = replace(signal, locations=("prose",), weight=1.0)
+    one = replace(signal, locations=("prose",), weight=1.0, said_by=None)
     found = match_signal(one, _doc(text), PROSE)
     return found[0].text if found else None
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from triage.config.names import LABEL_NAME_PATTERN, RESERVED_LABELS, label_name_problem
+from triage.config.names import LABEL_NAME_PATTERN, RESERVED_LABELS, label_key, label_name_problem
 
 
 class Role(StrEnum):
@@ -134,6 +134,11 @@ class LabelSet:
         confirm) whatever the file says, and the file's own `forbidden`."""
         return self.forbidden_names | RESERVED_LABELS
 
+    def is_forbidden(self, name: object) -> bool:
+        """Whether the bot must never add `name`, compared as GitHub compares label names (without regard to case):
+        `High Priority` is `high priority`."""
+        return isinstance(name, str) and label_key(name) in {label_key(n) for n in self.forbidden}
+
     @property
     def marker(self) -> str:
         return self._single(Role.MARKER)
@@ -196,15 +201,17 @@ def parse_labels(data: object, path: str, *, checked: bool = False) -> LabelSet:
         LabelSpec(i["name"], Role(i["role"]), i.get("route"), i["description"], i["color"],
                   i.get("kind") or (_LEGACY_KINDS.get(i["name"]) if i["role"] == "type" else None)) for i in data["labels"]
     )
-    names = [s.name for s in specs]
+    # Compared as GitHub compares label names: `Triage Review` and `triage review` are one label there.
+    names = [label_key(s.name) for s in specs]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         twice = [i for i, n in enumerate(names) if n == duplicates[0]]
-        raise LabelsError(path, f"label '{duplicates[0]}' is listed twice",
+        raise LabelsError(path, f"label '{specs[twice[-1]].name}' is listed twice (label names are compared "
+                                "without regard to case, as GitHub compares them)",
                           tuple(("labels", i, "name") for i in reversed(twice)))
-    if data["queue_label"] in names:
+    if label_key(data["queue_label"]) in names:
         raise LabelsError(path, f"the queue label '{data['queue_label']}' must not be in the allowlist",
-                          (("queue_label",), ("labels", names.index(data["queue_label"]), "name")))
+                          (("queue_label",), ("labels", names.index(label_key(data["queue_label"])), "name")))
     for role in (Role.MARKER, Role.REVIEW, Role.REPRODUCTION):
         having = [i for i, s in enumerate(specs) if s.role == role]
         if len(having) != 1:

@@ -21,6 +21,21 @@ _LABEL_NAME = re.compile(LABEL_NAME_PATTERN)
 RESERVED_LABELS = frozenset({"high priority"})
 
 
+def label_key(name: str) -> str:
+    """A label name as GitHub compares it: without regard to case (`High Priority` IS `high priority` on GitHub,
+    which keeps one label per repository whatever the spelling). Every check of a name against another (the floor,
+    the forbidden list, the allowlist's duplicates, the opt-out label) compares these."""
+    return name.casefold()
+
+
+RESERVED_KEYS = frozenset(label_key(name) for name in RESERVED_LABELS)
+
+
+def is_reserved(name: object) -> bool:
+    """Whether `name` is a reserved label in any spelling GitHub would take for it."""
+    return isinstance(name, str) and label_key(name) in RESERVED_KEYS
+
+
 def label_name_problem(name: object) -> str | None:
     """Why `name` cannot be a label name (None when it can): the same rule as the configuration schemas'."""
     if not isinstance(name, str) or not _LABEL_NAME.fullmatch(name):

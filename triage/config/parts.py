@@ -85,6 +85,14 @@ def slot_pattern(raw: object) -> str | None:
     return None
 
 
+def slot_said_by(raw: object) -> dict[str, frozenset[str]]:
+    """The slots of a vocabulary that are read only in some speakers' words (`said_by`, triage.text.speakers)."""
+    if not isinstance(raw, dict):
+        return {}
+    return {name: frozenset(spec["said_by"]) for name, spec in raw.items()
+            if isinstance(spec, dict) and isinstance(spec.get("said_by"), list)}
+
+
 def _lists_under(node, key: str, path: Path_) -> Iterator[tuple[Path_, list]]:
     """Depth first, in document order (the document's depth is bounded by `safe_yaml`)."""
     if not isinstance(node, dict):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from triage.config.parts import expand, slot_pattern
+from triage.config.parts import expand, slot_pattern, slot_said_by
 from triage.config.words import canonical
 
 from triage.text.frames import Frame, compile_frame, compile_slots
@@ -102,6 +102,7 @@ class HighPriority:
     locations: dict[str, float] = field(default_factory=dict)  # step 5's own location weights, over `locations`
     # Why an issue is not flagged, in the queue's words and order (`no_flag_reasons`; the model planners' prompt).
     no_flag_reasons: dict[str, str] = field(default_factory=dict)
+    slot_said_by: dict[str, frozenset[str]] = field(default_factory=dict)  # slots read in some speakers' words only
 
     @property
     def frames(self) -> tuple[Frame, ...]:
@@ -156,6 +157,7 @@ class Rubric:
     min_trap_score_unopposed: float | None = None
     # Step 4's slot classes (`types.slots`): the vocabulary of the request, feature and enhancement frames.
     type_slots: dict[str, Pattern] = field(default_factory=dict)
+    type_slot_said_by: dict[str, frozenset[str]] = field(default_factory=dict)  # `types.slots` with `said_by`
 
     @property
     def type_frames(self) -> tuple[Frame, ...]:
@@ -223,7 +225,7 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
     seen: set[str] = set()
     try:
         modifiers = compile_modifiers(data.get("modifiers"), where=f"{path}: modifiers")
-    except PatternError as exc:
+    except ValueError as exc:  # a cue RE2 cannot run, or a `said_by` that names no role
         raise RubricError(str(exc)) from None
 
     def signals(raw: list[dict], where: str) -> tuple[Signal, ...]:
@@ -289,6 +291,7 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
             counter_frames=frames(counter.get("frames", []), slots, "high_priority/counter_evidence"),
             locations={k: float(v) for k, v in (raw.get("locations") or {}).items()},
             no_flag_reasons={str(k): str(v) for k, v in (raw.get("no_flag_reasons") or {}).items()},
+            slot_said_by=slot_said_by(raw.get("slots")),
         )
 
     def declared(raw: dict | None) -> Declared | None:
@@ -358,6 +361,7 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
         min_trap_score_unopposed=(float(nd["min_trap_score_unopposed"]) if "min_trap_score_unopposed" in nd
                                   else None),
         type_slots=type_slots,
+        type_slot_said_by=slot_said_by(data["types"].get("slots")),
     )
 
 

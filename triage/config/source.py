@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from triage.config.safe_yaml import DocumentError, compose_yaml, load_json
+from triage.config.safe_yaml import DocumentError, compose_yaml, load_json, read_bounded
 
 Path_ = tuple  # a key path into a document: ("routing", "routes", "infra", "label")
 
@@ -107,9 +107,12 @@ def _parse_json(text: str, file: str) -> Located:
 
 
 def read_text(path: Path) -> str:
-    """A configuration file's text, or a SourceError of one line."""
+    """A configuration file's text, or a SourceError of one line (a file over safe_yaml's size bound is refused by
+    its size, unread)."""
     try:
-        return path.read_text(encoding="utf-8")
+        return read_bounded(path)
+    except DocumentError as exc:
+        raise SourceError(str(exc)) from None
     except OSError as exc:
         raise SourceError(f"{path}: cannot read ({exc.strerror or exc})") from None
     except UnicodeDecodeError:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from triage.config.labels import LabelsError, TYPE_KINDS, parse_labels, validator as labels_validator
 from triage.config.rubric import DEFAULT_COMMENT_TEMPLATES, _validator as rubric_validator, route_problems
-from triage.config.names import LABEL_NAME_PATTERN, RESERVED_LABELS, label_name_problem
+from triage.config.names import LABEL_NAME_PATTERN, RESERVED_LABELS, is_reserved, label_key, label_name_problem
 from triage.config.examples import example_problems
 from triage.config.parts import (SLOT_SECTIONS, VERSION_SLOT, expand, frame_lists, signal_lists, slot_pattern,
                                  slot_sources, slots_path, vocabulary_of)
@@ -197,18 +197,21 @@ def floor_problems(labels: Located) -> list[Problem]:
     may add. (The policy enforces the floor in code anyway; this says so to whoever wrote the file.)"""
     data = labels.data
     out = []
-    if "forbidden" in data:
-        missing = sorted(RESERVED_LABELS - set(data["forbidden"]))
+    if "forbidden" in data:  # names compared as GitHub compares them: without regard to case
+        kept = {label_key(n) for n in data["forbidden"] if isinstance(n, str)}
+        missing = sorted(n for n in RESERVED_LABELS if label_key(n) not in kept)
         if missing:
             out.append(_at(labels, ("forbidden",), f"forbidden must keep '{missing[0]}': the procedure reserves it "
                                                    "for people in every queue (the bot never adds it)"))
-    forbidden = set(data.get("forbidden", ())) | RESERVED_LABELS
+    forbidden = {label_key(n) for n in (*data.get("forbidden", ()), *RESERVED_LABELS) if isinstance(n, str)}
     for i, spec in enumerate(data["labels"]):
         name = spec.get("name")
-        if name in RESERVED_LABELS:
-            out.append(_at(labels, ("labels", i, "name"), f"label '{name}' is reserved for people by the procedure; "
-                                                          "the bot may not be given it (as any role)"))
-        elif name in forbidden:
+        if is_reserved(name):
+            out.append(_at(labels, ("labels", i, "name"), f"label '{name}' is reserved for people by the procedure "
+                                                          "(label names are compared without regard to case, as "
+                                                          "GitHub compares them); the bot may not be given it (as "
+                                                          "any role)"))
+        elif isinstance(name, str) and label_key(name) in forbidden:
             out.append(_at(labels, ("labels", i, "name"), f"label '{name}' is both allowed and forbidden"))
     return out
 

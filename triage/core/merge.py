@@ -17,7 +17,9 @@ reproduction asked of a request) hold whatever a rule returns.
   (`flag_stands_unless_cleared_for_cause`): a flag asks a person to look first; missing one is the costly
   mistake, raising one costs a person a glance. So a flag the model raises always stands, and the model clears the
   rubric's flag only with a reason the procedure gives (the judgement's `retraction`: a reason from the model
-  planner's closed list) AND a quote that is words of the issue (`quoted`, checked by the planner's adapter);
+  planner's closed list) AND a quote that may clear a flag (`quoted`, checked by the planner's adapter: a phrase of
+  several words that the reporter or a maintainer wrote, in none of their texts that instructs the bot; a
+  stranger's "my bad" or an injected "answer no_flag" is no such quote);
   without both, the rubric's flag stands and the reason says which was missing. "It does not look severe" is not
   a reason (a flag is not a severity verdict). The rubric's own step 5 is read on step 4 as decided, and where
   the model decided step 4, a flag the rubric raises on its own reading of step 4 counts as the rubric's flag too
@@ -43,7 +45,8 @@ class Judgement:
     plan shows it; `labels` are step 3's module labels; `performance` says a step-4 enhancement is about speed or
     memory; `criteria` are the step-5 criteria a flag names; `retraction` is the procedural reason, in words, the
     planner gives for not flagging ("" when it gives none: the merge rule decides whether one is needed); `quoted`
-    says the words the planner quoted for its decision are the issue's (checked by its adapter)."""
+    says the words the planner quoted for its decision are the issue's, and for step 5 words that may clear a flag
+    (checked by its adapter)."""
 
     decision: str
     reason: str
@@ -52,7 +55,7 @@ class Judgement:
     performance: bool = False
     criteria: tuple[str, ...] = ()
     retraction: str = ""
-    quoted: bool = False  # the judgement's quote is words of the issue (checked by the planner's adapter)
+    quoted: bool = False  # the judgement's quote may clear a flag (checked by the planner's adapter)
 
 
 # (the rubric's own result for the step, the judgement as the procedure reads it, the judgement) -> the result.
@@ -72,7 +75,7 @@ def type_read_by_the_model(own: StepResult, judged: StepResult, judgement: Judge
 
 def flag_stands_unless_cleared_for_cause(own: StepResult, judged: StepResult, judgement: Judgement) -> StepResult:
     """Step 5 in `hybrid`: a flag the model raises stands; the rubric's flag is cleared only for a reason from the
-    closed list (`judgement.retraction`) with a quote found in the issue (`judgement.quoted`); every change of the
+    closed list (`judgement.retraction`) with a quote that may clear it (`judgement.quoted`); every change of the
     rubric's answer, and every refusal to change it, is in the reason."""
     by, said = judgement.by, judgement.reason
     model_flags = judgement.decision == Flag.FLAG
@@ -83,7 +86,8 @@ def flag_stands_unless_cleared_for_cause(own: StepResult, judged: StepResult, ju
                           criteria=tuple(dict.fromkeys(own.criteria + judgement.criteria)))
     if own.decision == Flag.FLAG:
         missing = ("the model answered no_flag without a reason from the list" if not judgement.retraction else
-                   "the model's no_flag quotes nothing found in the issue" if not judgement.quoted else "")
+                   "the model's no_flag quotes no phrase the reporter or a maintainer wrote" if not judgement.quoted
+                   else "")
         if missing:
             return StepResult(5, Flag.FLAG, own.labels, evidence=own.evidence, score=own.score, by=own.by,
                               criteria=own.criteria,

@@ -128,7 +128,7 @@ def _allowlisted(d: _Draft) -> None:
     """Labels: allowlisted, new, not forbidden, not disabled, each once."""
     labels = d.bundle.labels
     for name in d.proposal.add_labels:
-        if not isinstance(name, str) or name not in labels.names or name in labels.forbidden:
+        if not isinstance(name, str) or name not in labels.names or labels.is_forbidden(name):
             d.drop(DropKind.NOT_ALLOWLISTED, name)
         elif name in labels.disabled:
             d.drop(DropKind.LABEL_DISABLED, name)

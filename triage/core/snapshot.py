@@ -13,6 +13,9 @@ Issue text is hostile, so the snapshot is where it is made safe, before anything
   `MAX_COMMENT_TEXT` characters of them in all. Comments by bot accounts are all kept (clipped too):
   they are never matched, and they carry the markers of templates already posted. What was clipped
   is recorded in `IssueSnapshot.clipped`, so a reason can say so.
+- each comment keeps who wrote it: the login, the account type and GitHub's `author_association` (OWNER, MEMBER,
+  COLLABORATOR, CONTRIBUTOR, NONE, ...), from which `triage.core.authors` tells the reporter, a maintainer and
+  anyone else apart (what lowers a criterion counts only from the first two);
 - every string (title, body, comment bodies, logins, label names, state) is valid Unicode: a lone
   surrogate, which JSON allows and UTF-8 cannot encode, becomes U+FFFD, so no output, log line or
   encoder downstream can fail on it.
@@ -65,6 +68,7 @@ class Comment:
     author: str
     author_type: str  # "User", "Bot", "Organization"
     body: str
+    association: str = ""  # GitHub's author_association of the comment ("" when the source did not say)
 
     @property
     def by_bot(self) -> bool:
@@ -137,7 +141,10 @@ def _comment(obj: Any) -> tuple[Comment, bool]:
     login, kind = _login(obj.get("user"))
     cid = obj.get("id")
     text, clipped = _bounded(body or "", TEXT_LIMIT)
-    return Comment(id=cid if isinstance(cid, int) else None, author=login, author_type=kind, body=text), clipped
+    association = obj.get("author_association")
+    association = clean_text(association[:40]).upper() if isinstance(association, str) else ""
+    return Comment(id=cid if isinstance(cid, int) else None, author=login, author_type=kind, body=text,
+                   association=association), clipped
 
 
 def _read_comments(raw: list, max_comments: int, notes: list[str]) -> tuple[Comment, ...]:
@@ -156,7 +163,7 @@ def _read_comments(raw: list, max_comments: int, notes: list[str]) -> tuple[Comm
             continue
         people += 1
         if len(comment.body) > budget:
-            comment = Comment(comment.id, comment.author, comment.author_type, comment.body[:budget])
+            comment = replace(comment, body=comment.body[:budget])
             notes.append(f"comments by people: read the first {MAX_COMMENT_TEXT:,} characters")
         budget -= len(comment.body)
         kept.append(comment)

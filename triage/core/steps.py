@@ -9,7 +9,7 @@ procedure decided it: no step function calls another (tests/test_procedure_rules
 tie steps together (stops, a dismissed flag, no reproduction asked of a request) are the procedure's.
 
 May import: the standard library, `triage.text`, `triage.config` (types), `triage.core.snapshot`,
-`triage.core.outcome` (who classified it), `triage.core.vocab`.
+`triage.core.outcome` (who classified it), `triage.core.authors` (who said what), `triage.core.vocab`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from triage.config.labels import LabelSet
 from triage.config.rubric import Check, Rubric
-from triage.config.templates import has_marker
+from triage.core.authors import people_comments, reporter
 from triage.core.outcome import classification
 from triage.config.words import queue_words
 from triage.core.snapshot import IssueSnapshot
@@ -59,25 +59,17 @@ class Analysis:
 
 
 def human_comments(snapshot: IssueSnapshot, template_names) -> list[str]:
-    """Comments by people: the repro or the real error often arrives there. Bots (our own earlier
-    comments included) add no evidence about the issue."""
-    out = []
-    for comment in snapshot.comments:
-        if comment.by_bot:
-            continue
-        if any(has_marker(comment.body, name) for name in template_names):
-            continue
-        out.append(comment.body)
-    return out
+    """The texts of the comments by people (`triage.core.authors.people_comments`, which says who wrote each)."""
+    return [comment.body for comment, _ in people_comments(snapshot, template_names)]
 
 
 def analyse(snapshot: IssueSnapshot, rubric: Rubric, template_names=()) -> Analysis:
+    """The issue read once, each passage with who said it (the reporter, a maintainer, another user)."""
     doc = build_document(
-        snapshot.title,
-        snapshot.body,
-        human_comments(snapshot, template_names),
-        environment_heading=rubric.environment_heading,
-        comment_separator=rubric.comment_separator,
+        snapshot.title, snapshot.body,
+        [(comment.body, who) for comment, who in people_comments(snapshot, template_names)],
+        environment_heading=rubric.environment_heading, comment_separator=rubric.comment_separator,
+        reporter=reporter(snapshot),
     )
     return score_topics(doc, rubric)
 
@@ -295,7 +287,8 @@ def step4_types(analysis: Analysis, rubric: Rubric, labels: LabelSet) -> StepRes
     `enhancement` — an improvement to something that works — with the performance label when it is about speed or
     memory. Each check weighs signals and frames (slot classes in one sentence, `types.slots`). The decision is
     `feature`, `enhancement` or `none`."""
-    slots = read_slots(rubric.type_slots, analysis.doc, plan=reads(rubric.type_frames))  # read once, by sentence
+    slots = read_slots(rubric.type_slots, analysis.doc, plan=reads(rubric.type_frames),  # read once, by sentence
+                       said_by=rubric.type_slot_said_by)
     is_request, r_score, r_ev = _weigh(rubric.request, analysis, rubric, slots)
     if not is_request:
         # Most distributed issues are bug reports (the seed says so); the reason shows what weighed, if anything.
@@ -342,7 +335,7 @@ def step5_high_priority(analysis: Analysis, rubric: Rubric, labels: LabelSet, ty
     the procedure's rule, for every planner: `triage.core.procedure`.)"""
     hp = rubric.high_priority
     weights = {**rubric.locations, **hp.locations}  # step 5's own weights: a fact told in a comment is a fact
-    slots = read_slots(hp.slots, analysis.doc, plan=reads(hp.frames))  # each slot class, by sentence: read once
+    slots = read_slots(hp.slots, analysis.doc, plan=reads(hp.frames), said_by=hp.slot_said_by)  # once, by sentence
     scored = []
     for criterion in hp.criteria:
         _, found = score(criterion.signals, analysis.doc, weights)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from triage.config.names import is_reserved
 from triage.core.plan import Plan
 from triage.config.templates import comment_marker
 
@@ -53,8 +54,8 @@ def planned_writes(plan: Plan, allowed_labels: frozenset[str]) -> list[Write]:
     The planner's guardrails already keep labels to the allowlist; this re-check is the last gate before the
     network, so a bug anywhere upstream still cannot write an arbitrary label.
     """
-    outside = [label for label in plan.add_labels if label not in allowed_labels]
-    if outside:
+    outside = [label for label in plan.add_labels if label not in allowed_labels or is_reserved(label)]
+    if outside:  # a reserved label in any spelling (GitHub compares names without case) is outside, listed or not
         raise UnsafeWrite(f"issue #{plan.issue}: refusing to add labels outside the allowlist: {outside}")
     writes: list[Write] = []
     if plan.comment is not None:

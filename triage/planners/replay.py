@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from triage.config.bundle import Bundle
-from triage.config.safe_yaml import DocumentError, load_json
+from triage.config.safe_yaml import DocumentError, load_json, read_bounded
 from triage.core.plan import OUTCOMES, Plan, PlannedComment
 from triage.core.snapshot import IssueSnapshot
 from triage.planners.base import Planner
@@ -59,7 +59,8 @@ def read_plans(path: str | Path) -> dict[str, Any]:
     GitHub's `updated_at` of the issue as the plan job read it ("" when the file does not say). A `forced` key is
     read from no plan: whether a run may force is the apply run's own event and inputs (issue 20)."""
     try:
-        document = load_json(Path(path).read_text(encoding="utf-8"), str(path), max_bytes=MAX_PLANS_BYTES,
+        # Refused by its size before a byte is read (a 200 MB file is not read whole to be refused).
+        document = load_json(read_bounded(Path(path), MAX_PLANS_BYTES), str(path), max_bytes=MAX_PLANS_BYTES,
                              max_depth=MAX_PLANS_DEPTH)
     except OSError as exc:
         raise PlansFileError(f"{path}: cannot read the plans file ({exc.strerror or exc})") from None

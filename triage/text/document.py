@@ -12,10 +12,14 @@ Locations (their weights are rubric data, not code):
 - comment      text of comments by people (and comment excerpts inlined in the body)
 - environment  version/environment dumps (the "Versions" section, collect_env output)
 
+Every passage also keeps who said it (`triage.text.speakers`: the reporter, a maintainer, another user), by byte
+offset within its location, so that what lowers a criterion can be read only in the words of those it may come
+from (the rubric's `said_by`).
+
 Which lines are code, headings, quotes or hidden is `triage.text.markdown`'s answer (one scanner for
 the located text and the command grammar); every pattern here is an RE2 pattern (`triage.text.patterns`).
 
-May import: the standard library and `triage.text` (markdown, modifiers, patterns).
+May import: the standard library and `triage.text` (markdown, modifiers, patterns, speakers).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from dataclasses import dataclass, field
 from triage.text import markdown
 from triage.text.modifiers import CueIndex
 from triage.text.patterns import Pattern, compile_pattern
+from triage.text.speakers import THE_REPORTER, Runs, Speaker, inlined, separator_login
 
 LOCATIONS = ("title", "prose", "code", "frame", "error", "comment", "environment")
 
@@ -49,19 +54,52 @@ class Document:
     # Where the modifiers' cues are ("no", "if", "my own kernel": `triage.text.modifiers`), read once per text and
     # only when a signal or frame that minds them has matched.
     cues: CueIndex = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
+    # Who said what: per location, the speaker of each run of its text (by UTF-8 byte offset); a location without
+    # runs, and any text not in a location (the frames' lead: the title and the description's first sentence), is
+    # the reporter's.
+    speakers: dict[str, Runs] = field(default_factory=dict, repr=False, compare=False)
+    reporter: Speaker = field(default=THE_REPORTER, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.cues is None:
-            object.__setattr__(self, "cues", CueIndex(self.encoded))
+            object.__setattr__(self, "cues", CueIndex(self.encoded, self.speaker_at))
 
     @classmethod
-    def of(cls, text: dict[str, str]) -> "Document":
+    def of(cls, text: dict[str, str], speakers: dict[str, Runs] | None = None,
+           reporter: Speaker = THE_REPORTER) -> "Document":
         return cls(
             text=text,
             folded_text={k: v.casefold() for k, v in text.items()},
             # "replace": text that bypassed the snapshot's clean-up must still not crash matching.
             encoded_text={k: v.encode("utf-8", "replace") for k, v in text.items()},
+            speakers=speakers or {},
+            reporter=reporter,
         )
+
+    @classmethod
+    def from_lines(cls, lines: dict[str, list[tuple[str, Speaker]]], reporter: Speaker = THE_REPORTER) -> "Document":
+        """A document from each location's lines and who said each (consecutive lines of one speaker: one run)."""
+        text, speakers = {}, {}
+        for loc, items in lines.items():
+            if not items:
+                continue
+            starts: list[int] = []
+            said: list[Speaker] = []
+            offset = 0
+            for line, speaker in items:
+                if not said or said[-1] != speaker:
+                    starts.append(offset)
+                    said.append(speaker)
+                offset += len(line.encode("utf-8", "replace")) + 1  # the line and its "\n"
+            text[loc] = "\n".join(line for line, _ in items)
+            if said != [reporter]:
+                speakers[loc] = Runs(starts, said)
+        return cls.of(text, speakers, reporter)
+
+    def speaker_at(self, location: str, offset: int) -> Speaker:
+        """Who said the byte at `offset` of the location's text."""
+        runs = self.speakers.get(location)
+        return runs.at(offset, self.reporter) if runs is not None else self.reporter
 
     def get(self, location: str) -> str:
         return self.text.get(location, "")
@@ -73,12 +111,26 @@ class Document:
         return self.encoded_text.get(location, b"")
 
     def without(self, fragments: list[str]) -> "Document":
-        """The same document with every occurrence of the fragments blanked out."""
-        text = dict(self.text)
-        for fragment in sorted(set(fragments), key=len, reverse=True):
-            if fragment.strip():
-                text = {loc: value.replace(fragment, " ") for loc, value in text.items()}
-        return Document.of(text)
+        """The same document with every occurrence of the fragments blanked out (within each speaker's run: who
+        said the rest is kept)."""
+        cut = [f for f in sorted(set(fragments), key=len, reverse=True) if f.strip()]
+
+        def blank(value: str) -> str:
+            for fragment in cut:
+                value = value.replace(fragment, " ")
+            return value
+
+        lines: dict[str, list[tuple[str, Speaker]]] = {}
+        for loc, value in self.text.items():
+            runs = self.speakers.get(loc)
+            if runs is None:
+                lines[loc] = [(blank(value), self.reporter)]
+                continue
+            encoded = self.encoded(loc)
+            bounds = runs.starts[1:] + [len(encoded) + 1]  # each run but the last ends with its "\n"
+            lines[loc] = [(blank(encoded[start:end - 1].decode("utf-8", "replace")), speaker)
+                          for start, end, speaker in zip(runs.starts, bounds, runs.speakers)]
+        return Document.from_lines(lines, self.reporter)
 
 
 class _LineTests:
@@ -94,6 +146,7 @@ class _LineTests:
         self.error = keep(_ERROR)
         self.collect_env = keep(_COLLECT_ENV)
         self.separator = keep(separator)
+        self._separator = separator
         self._seen: dict[str, tuple[bool, bool, str | None]] = {}
         self._headings: dict[str, bool] = {}
 
@@ -115,6 +168,11 @@ class _LineTests:
             self._seen[line] = found
         return found
 
+    def login(self, line: str) -> str:
+        """The login a comment-separator line names (`triage.text.speakers.separator_login`)."""
+        found = self._separator.regex.match(line.encode("utf-8", "replace")) if self._separator else None
+        return separator_login(line, found)
+
     def is_environment(self, text: str, folded: str) -> bool:
         return bool(self.collect_env and self.collect_env.search(text, folded))
 
@@ -131,12 +189,14 @@ def split_markdown(
     environment_heading: Pattern,
     comment_separator: Pattern | None,
     base: str = "prose",
-) -> dict[str, list[str]]:
-    """Return the lines of one markdown text, per location (`triage.text.markdown` types them)."""
-    out: dict[str, list[str]] = {loc: [] for loc in LOCATIONS}
+    speaker: Speaker = THE_REPORTER,
+) -> dict[str, list[tuple[str, Speaker]]]:
+    """Return the lines of one markdown text, per location (`triage.text.markdown` types them), each with who said
+    it: `speaker`, or after a comment-separator line the login it names (`triage.text.speakers.inlined`)."""
+    out: dict[str, list[tuple[str, Speaker]]] = {loc: [] for loc in LOCATIONS}
     tests = _LineTests(text.casefold(), comment_separator)
     in_env = False
-    current = base
+    current, said = base, speaker
     block: list[str] | None = None  # the lines of the fenced code block we are in
 
     def flush_block(lines: list[str]) -> None:
@@ -144,7 +204,7 @@ def split_markdown(
         env_block = in_env or tests.is_environment(body, body.casefold())
         default = "code" if current != "comment" else "comment"
         for code_line in lines:
-            out["environment" if env_block else tests.verdict(code_line)[2] or default].append(code_line)
+            out["environment" if env_block else tests.verdict(code_line)[2] or default].append((code_line, said))
 
     for line in markdown.scan(text):
         kind = line.kind
@@ -160,14 +220,14 @@ def split_markdown(
             continue
         separator, environment, located = tests.verdict(line.text)
         if separator:
-            current, in_env = "comment", False
+            current, in_env, said = "comment", False, inlined(speaker, tests.login(line.text))
             continue
         if kind == markdown.HEADING:
             in_env = tests.is_environment_heading(line.heading, environment_heading)
             if not in_env:
-                out[current].append(line.heading)
+                out[current].append((line.heading, said))
             continue
-        out["environment" if in_env or environment else located or current].append(line.text)
+        out["environment" if in_env or environment else located or current].append((line.text, said))
     if block is not None:  # an unclosed fence runs to the end: still code
         flush_block(block)
     return out
@@ -176,20 +236,25 @@ def split_markdown(
 def build_document(
     title: str,
     body: str,
-    comments: list[str],
+    comments: list,
     *,
     environment_heading: Pattern,
     comment_separator: Pattern | None = None,
+    reporter: Speaker = THE_REPORTER,
 ) -> Document:
-    lines: dict[str, list[str]] = {loc: [] for loc in LOCATIONS}
-    lines["title"].append(title)
-    sources = [(body, "prose")] + [(c, "comment") for c in comments]
-    for text, base in sources:
+    """The located document of an issue. `comments` are texts, each with its speaker (`(text, Speaker)`); a bare
+    text is the reporter's. The title and the description are `reporter`'s."""
+    lines: dict[str, list[tuple[str, Speaker]]] = {loc: [] for loc in LOCATIONS}
+    lines["title"].append((title, reporter))
+    sources = [(body, "prose", reporter)] + [
+        (c, "comment", reporter) if isinstance(c, str) else (c[0], "comment", c[1]) for c in comments]
+    for text, base, speaker in sources:
         parts = split_markdown(
-            text, environment_heading=environment_heading, comment_separator=comment_separator, base=base
+            text, environment_heading=environment_heading, comment_separator=comment_separator, base=base,
+            speaker=speaker,
         )
         for loc, items in parts.items():
             if base == "comment" and loc in ("prose", "code"):
                 loc = "comment"
             lines[loc].extend(items)
-    return Document.of({loc: "\n".join(items) for loc, items in lines.items() if items})
+    return Document.from_lines(lines, reporter)

@@ -12,7 +12,9 @@ processes are named); a slot there counts where it is said, not where it is deni
 modifiers: "not multi node or anything fancy" names no nodes). A frame that minds modifiers (`mind: [negation,
 hypothetical, attribution]`, `triage.text.modifiers`) reads its first slot as the statement's head: in each
 sentence, the head's match that the modifiers' cues govern least counts, and the frame keeps that share of its
-weight ("does not hang" voids a hang).
+weight ("does not hang" voids a hang). A slot with `said_by` (roles, `triage.text.speakers`) is read only in the
+words of those speakers, wherever a frame names it: "on my laptop", "RuntimeError: ..." or "nothing is corrupted"
+said by a stranger is not the reporter's setup, failure or finding.
 
 Units: every sentence of every location (a sentence ends at `.`/`!`/`?` followed by a space or the end, or at a
 line end), plus the *lead*: the title and the first sentence of the description read as one sentence, because
@@ -136,14 +138,17 @@ def _starts(encoded: bytes) -> list[int]:
 
 
 def _slot_sentences(pattern: Pattern, encoded: bytes, starts,
-                    more: dict[int, list] | None = None) -> dict[int, Any]:
+                    more: dict[int, list] | None = None, keep=None) -> dict[int, Any]:
     out: dict[int, Any] = {}
     for count, found in enumerate(pattern.regex.finditer(encoded)):
         if count >= MAX_HITS:
             break
+        at = found.start(evidence_group(found))
+        if keep is not None and not keep(at):
+            continue
         # The sentence of the slot's own words: a boundary character the pattern consumes before them (the space
         # after "model." in "model. torch 2.7.1") belongs to the sentence before.
-        sentence = bisect_right(starts, found.start(evidence_group(found))) - 1
+        sentence = bisect_right(starts, at) - 1
         if sentence not in out:
             out[sentence] = found  # decoded only if quoted as evidence
         elif more is not None:
@@ -176,10 +181,11 @@ def reads(frames: tuple[Frame, ...]) -> dict[str, frozenset[str]]:
 
 
 def read_slots(slots: dict[str, Pattern], doc: Document, locations=LOCATIONS,
-               plan: dict[str, frozenset[str]] | None = None) -> SlotHits:
+               plan: dict[str, frozenset[str]] | None = None,
+               said_by: dict[str, frozenset[str]] | None = None) -> SlotHits:
     """Where each slot occurs, by sentence (read once per issue, shared by all criteria): every slot in
     `locations`, or, with a `plan` from `reads`, each named slot where the frames look for it (the lead is read
-    for a slot read in the title or prose)."""
+    for a slot read in the title or prose). A slot named in `said_by` is read only in its roles' words."""
     if plan is not None:
         slots = {name: pattern for name, pattern in slots.items() if name in plan}
         locations = tuple(loc for loc in LOCATIONS if any(loc in where for where in plan.values()))
@@ -199,7 +205,11 @@ def read_slots(slots: dict[str, Pattern], doc: Document, locations=LOCATIONS,
             if plan is not None and not _wanted(plan[name], location):
                 continue
             if (present is None or name in present) and pattern.may_match(folded):
-                sentences = _slot_sentences(pattern, encoded, starts, more.setdefault(location, {}).setdefault(name, {}))
+                roles = (said_by or {}).get(name)
+                keep = None if roles is None else (
+                    lambda at, loc=location, roles=roles: doc.speaker_at(loc, at).role in roles)
+                sentences = _slot_sentences(pattern, encoded, starts, more.setdefault(location, {}).setdefault(name, {}),
+                                            keep)
                 if sentences:
                     found[name] = sentences
         hits[location] = found

@@ -12,7 +12,11 @@ What a cue governs (the scoping rule, code, the same for every modifier):
   "does not hang" and "without FSDP" are negations; "no error, but it hangs" is not one of the hang;
 - an `after` cue governs the words before it, by the same rule mirrored: "a hang was never observed";
 - an `anywhere` cue governs every match in the issue, wherever it is said (title, description, comments): the
-  reporter who writes "it is our backend bug" in a later comment has withdrawn the crash of the first post;
+  reporter who writes "it is our backend bug" in a later comment has withdrawn the crash of the first post. Only
+  when the modifier's `said_by` roles say it, though (`triage.text.speakers`; the reporter and maintainers unless
+  the rubric says otherwise): anyone else's cue governs only what that same person wrote, so a stranger's "my bad"
+  withdraws the stranger's own words, never the reporter's. (A `before`, `after` or `within` cue governs words of
+  its own sentence, which are its own author's: `said_by` changes nothing there.)
 - a `within` cue governs every match inside its own words: its pattern spans a whole construction, e.g. a yes/no
   question from its auxiliary verb to its question mark ("Is the checkpoint corrupted, or do I need ...?" asks
   whether it is corrupted; it does not say so). Its reach is the pattern's own: no window, no stops.
@@ -28,7 +32,7 @@ Cost: each modifier's cues are one RE2 scan of a text (linear, `triage.text.patt
 when a minding signal or frame matched there, at most `MAX_CUES` cues kept per text; each governed match is then a
 binary search. No pattern's cost depends on the issue's shape.
 
-May import: the standard library and `triage.text` (patterns).
+May import: the standard library and `triage.text` (patterns, speakers).
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from functools import lru_cache
 from typing import Any, Mapping, MutableMapping
 
 from triage.text.patterns import Pattern, PatternError, compile_pattern, evidence_group
+from triage.text.speakers import ROLES, TRUSTED, Speaker, THE_REPORTER
 
 __all__ = ["Modifier", "CueIndex", "compile_modifiers", "SENTENCE_END", "resolve", "governed_factor", "MAX_CUES",
            "sentence_ends"]
@@ -58,6 +63,9 @@ class Modifier:
     stop: Pattern | None = None
     anywhere: Pattern | None = None
     within: Pattern | None = None
+    # Whose `anywhere` cues govern the whole issue (roles, `triage.text.speakers`); anyone else's govern only what
+    # they themselves wrote.
+    said_by: frozenset[str] = TRUSTED
 
 
 def compile_modifiers(raw: Mapping[str, Any] | None, *, where: str) -> dict[str, Modifier]:
@@ -71,7 +79,11 @@ def compile_modifiers(raw: Mapping[str, Any] | None, *, where: str) -> dict[str,
                     patterns[key] = compile_pattern(spec[key], case_sensitive=False)
                 except PatternError as exc:
                     raise PatternError(f"{where}: modifier '{name}' has a `{key}` pattern RE2 cannot run: {exc}") from None
-        out[name] = Modifier(name, float(spec["factor"]), int(spec.get("window", 0)), **patterns)
+        said_by = spec.get("said_by")
+        if said_by is not None and not (isinstance(said_by, list) and set(said_by) <= set(ROLES)):
+            raise ValueError(f"{where}: modifier '{name}' has a `said_by` that is not a list of roles ({', '.join(ROLES)})")
+        out[name] = Modifier(name, float(spec["factor"]), int(spec.get("window", 0)), **patterns,
+                             said_by=TRUSTED if said_by is None else frozenset(said_by))
     return out
 
 
@@ -143,10 +155,12 @@ class CueIndex:
     `anywhere` cue occurs in the issue. `texts` gives a location's UTF-8 text by key (the document's locations,
     and the frames' lead). One per document (`Document.cues`), so signals and frames share the scans."""
 
-    def __init__(self, texts):
+    def __init__(self, texts, speaker=None):
         self._texts = texts
+        self._speaker = speaker or (lambda key, offset: THE_REPORTER)  # who said the byte at `offset` of `key`
         self._cues: MutableMapping[tuple[str, str], _Cues] = {}
-        self._anywhere: MutableMapping[str, bool] = {}
+        # modifier name -> (a cue said by one of its `said_by`, the speakers of its other cues)
+        self._anywhere: MutableMapping[str, tuple[bool, frozenset[Speaker]]] = {}
 
     def factor(self, modifiers: tuple[Modifier, ...], key: str, start: int, end: int, text: bytes | None = None) -> float:
         """What the modifiers leave of a match at [start, end) of the text at `key` (1: ungoverned)."""
@@ -157,7 +171,7 @@ class CueIndex:
         return kept
 
     def _governs(self, modifier: Modifier, key: str, start: int, end: int, text: bytes | None) -> bool:
-        if modifier.anywhere is not None and self._said_anywhere(modifier):
+        if modifier.anywhere is not None and self._said_anywhere(modifier, key, start):
             return True
         if modifier.before is None and modifier.after is None and modifier.within is None:
             return False
@@ -166,12 +180,29 @@ class CueIndex:
             cues = self._cues[(modifier.name, key)] = _Cues(modifier, text if text is not None else self._texts(key))
         return cues.governs(start, end, modifier.window)
 
-    def _said_anywhere(self, modifier: Modifier) -> bool:
+    def _said_anywhere(self, modifier: Modifier, key: str, start: int) -> bool:
+        """Does an `anywhere` cue reach the match at `start` of `key`: one said by a `said_by` role anywhere, or
+        one said by the match's own speaker."""
         found = self._anywhere.get(modifier.name)
         if found is None:
-            found = self._anywhere[modifier.name] = any(
-                modifier.anywhere.regex.search(self._texts(loc)) is not None for loc in ANYWHERE_IN if self._texts(loc))
-        return found
+            found = self._anywhere[modifier.name] = self._read_anywhere(modifier)
+        trusted, others = found
+        return trusted or (bool(others) and self._speaker(key, start) in others)
+
+    def _read_anywhere(self, modifier: Modifier) -> tuple[bool, frozenset[Speaker]]:
+        others: set[Speaker] = set()
+        for loc in ANYWHERE_IN:
+            text = self._texts(loc)
+            if not text:
+                continue
+            for count, found in enumerate(modifier.anywhere.regex.finditer(text)):  # type: ignore[union-attr]
+                if count >= MAX_CUES:
+                    break
+                speaker = self._speaker(loc, found.start(evidence_group(found)))
+                if speaker.role in modifier.said_by:
+                    return True, frozenset()
+                others.add(speaker)
+        return False, frozenset(others)
 
 
 def governed_factor(cues: CueIndex, modifiers: tuple[Modifier, ...], key: str, matches, text: bytes | None = None):

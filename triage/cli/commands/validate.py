@@ -6,7 +6,8 @@ that a pull request shows it on the changed line (examples/workflows/ptd-triage-
 or template that names another queue: `triage.config.other_queues`) is `FILE:LINE: warning: message`, or
 `::warning ...::`. Exit status: 0 when the configuration is valid (warnings or not), 1 when it has problems (a file
 that is not valid YAML or JSON is one, printed the same way), 2 when a path given on the command line does not
-exist (nothing to check).
+exist (nothing to check) or leads out of the repository's checkout through a link (`triage.config.checkout`:
+refused before anything is read; the line names the link, never what it points at).
 """
 
 from __future__ import annotations
@@ -40,10 +41,15 @@ def run(args: argparse.Namespace) -> int:
     from triage.config.other_queues import other_queue_warnings
     from triage.config.validate import check, prompt_problems
 
+    from triage.config.checkout import outside_problem
+
     for flag in ("config", "rubric", "labels", "templates"):
         given = getattr(args, flag, None)
-        if given and not Path(given).exists():
+        if given and not Path(given).exists() and not Path(given).is_symlink():
             raise CliError(f"--{flag} {given}: no such file or directory")
+        problem = outside_problem(given) if given else None
+        if problem:
+            raise CliError(f"--{flag} {problem}")
     warnings = []
     try:
         sources = config_sources(args)

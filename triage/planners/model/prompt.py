@@ -101,16 +101,36 @@ def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + f"\n[... clipped, {len(text) - limit} more characters]"
 
 
-def issue_text(snapshot: IssueSnapshot, template_names=()) -> dict:
-    """The issue as the model sees it: title, body and people's comments (bots' and our own left out), clipped."""
-    from triage.core.steps import human_comments
+@dataclass(frozen=True)
+class ShownComment:
+    """A comment as the model is shown it: its text (clipped) and who wrote it, in the prompt's words (`by`: the
+    reporter, a maintainer, another user). It renders as its text, so a template that prints `{{ c }}` still
+    shows the comment; `{{ c.by }}` says who wrote it."""
 
-    comments = human_comments(snapshot, template_names)
-    shown = [clip(c, MAX_COMMENT) for c in comments[:MAX_COMMENTS]]
+    text: str
+    by: str
+    role: str = ""  # the speaker's role (`triage.text.speakers`), for the quote check; not shown
+
+    def __str__(self) -> str:
+        return self.text
+
+
+_LOGIN = re.compile(r"[^A-Za-z0-9_.\[\]-]")
+
+
+def issue_text(snapshot: IssueSnapshot, template_names=()) -> dict:
+    """The issue as the model sees it: title, body and people's comments (bots' and our own left out), clipped,
+    each comment with who wrote it; `author` is the reporter's login (what a login may hold, at most 39
+    characters), so that a "login · comment · date" excerpt in the body can be told the reporter's or not."""
+    from triage.core.authors import describe, people_comments
+
+    comments = people_comments(snapshot, template_names)
+    shown: list = [ShownComment(clip(c.body, MAX_COMMENT), describe(who), who.role) for c, who in comments[:MAX_COMMENTS]]
     if len(comments) > MAX_COMMENTS:
-        shown.append(f"[... {len(comments) - MAX_COMMENTS} more comments not shown]")
+        shown.append(ShownComment(f"[... {len(comments) - MAX_COMMENTS} more comments not shown]", "nobody"))
     return {"number": snapshot.number, "title": clip(" ".join(snapshot.title.split()), MAX_TITLE),
-            "body": clip(snapshot.body, MAX_BODY), "comments": shown, "labels": list(snapshot.labels)}
+            "body": clip(snapshot.body, MAX_BODY), "comments": shown, "labels": list(snapshot.labels),
+            "author": _LOGIN.sub("", snapshot.author)[:39]}
 
 
 # The steps `routing.checks_on_every_route` may name, as the procedure numbers and the answer names them.
@@ -191,4 +211,5 @@ def render(snapshot: IssueSnapshot, bundle: Bundle) -> Prompt:
 
 
 __all__ = ["EVERY_ROUTE_STEPS", "MAX_BODY", "MAX_COMMENT", "MAX_COMMENTS", "MAX_TITLE", "PROMPT_FILE", "Prompt",
-           "PromptError", "check", "clip", "issue_text", "procedure_context", "prompt_path", "render", "route_rule"]
+           "PromptError", "ShownComment", "check", "clip", "issue_text", "procedure_context", "prompt_path",
+           "render", "route_rule"]

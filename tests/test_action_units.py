@@ -239,9 +239,17 @@ def test_a_spent_model_budget_is_one_warning_and_each_model_failure_one_error(ca
     was 10 identical warnings (up to max-issues of them); it is one, naming the issues. Failures stay one each."""
     from triage.action.main import model_fallbacks, report_model_fallbacks
 
+    from triage.core.plan import FallbackKind, ModelFallback
+
     spent = "LLMBudgetExhausted: the run's budget of 50 model calls is spent"
-    results = [IssueResult(number=n, plan=Plan(issue=n, usage={"fallback": spent})) for n in range(1, 11)]
-    results.append(IssueResult(number=11, plan=Plan(issue=11, usage={"fallback": "LLMTimeout: no whole answer"})))
+    budget = ModelFallback(FallbackKind.BUDGET, spent)
+    results = [IssueResult(number=n, plan=Plan(issue=n, usage={"fallback": spent}, fallback=budget))
+               for n in range(1, 11)]
+    timeout = ModelFallback(FallbackKind.FAILURE, "LLMTimeout: no whole answer")
+    results.append(IssueResult(number=11, plan=Plan(issue=11, usage={"fallback": timeout.reason}, fallback=timeout)))
+    # The kind is the type's, not the words': a failure whose words start like the budget's still fails the run.
+    lookalike = ModelFallback(FallbackKind.FAILURE, "LLMBudgetExhausted lookalike: a provider's own error")
+    assert model_fallbacks([IssueResult(number=12, plan=Plan(issue=12, fallback=lookalike))])[0][2] is True
     report_model_fallbacks(model_fallbacks(results), Reporter({}, annotations=True))
     lines = capsys.readouterr().out.splitlines()
     warnings = [line for line in lines if line.startswith("::warning")]

@@ -31,6 +31,7 @@ class DropKind(StrEnum):
     NOT_DISTRIBUTED_COMMENT = "not_distributed_comment"  # subject: the template, without the not-distributed flow
     ALREADY_POSTED = "already_posted"  # subject: the template, already posted by this bot
     OPTED_OUT = "opted_out"  # subject: the opt-out label the issue carries (labels.json role `skip`)
+    BEFORE_CUTOFF = "before_cutoff"  # subject: the template; context: (the not-before cut-off,)
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,8 @@ _WORDING = {
     DropKind.NOT_DISTRIBUTED_COMMENT: lambda d, name: (
         f"dropped comment {name!r}: the plan does not flag the issue as {d.not_in_queue}"),
     DropKind.ALREADY_POSTED: lambda d, name: f"'{name}' comment already posted, not posting again",
+    DropKind.BEFORE_CUTOFF: lambda d, name, cutoff: (
+        f"created before not-before ({cutoff}): labels only, no comment (not-before-mode labels-only)"),
     DropKind.OPTED_OUT: lambda d, name: (
         f"the issue carries '{name}': a person asked the bot to leave it alone; nothing is written"),
 }

@@ -20,7 +20,8 @@ The rules (the seed's constraints, plus the semantic rules PyTorch's own apply s
 - the high-priority flow adds review and never the marker; every other flow that writes anything adds the
   marker (the procedure's "add the marker whenever the bot has processed the issue");
 - comments come only from the configured templates, re-rendered here (a planner picks a template, never the
-  words), and never twice: a template counts as posted when our own account's comment carries its marker.
+  words), and never twice: a template counts as posted when our own account's comment carries its marker; an
+  issue created before a sweep's not-before (mode labels-only) gets no comment at all.
 
 May import: the standard library, `triage.config`, `triage.core.plan`, `triage.core.snapshot`,
 `triage.core.outcome`, `triage.core.drops`, `triage.core.vocab`.
@@ -86,7 +87,10 @@ class _Draft:
 
 
 def enforce(proposal: Plan, snapshot: IssueSnapshot, bundle: Bundle, *,
-            own_logins: frozenset[str] | None = None) -> Plan:
+            own_logins: frozenset[str] | None = None, before_cutoff: str | None = None) -> Plan:
+    """The proposal as the rules allow it (see the module's docstring). `before_cutoff`: the issue was created
+    before the sweep's not-before in mode labels-only (the cut-off, as configured): it gets its labels and never a
+    comment."""
     d = _Draft(proposal, snapshot, bundle)
     if bundle.labels.opted_out(snapshot.labels):  # a person opted the issue out: nothing, whoever asked
         d.drop(DropKind.OPTED_OUT, bundle.labels.skip)
@@ -111,6 +115,9 @@ def enforce(proposal: Plan, snapshot: IssueSnapshot, bundle: Bundle, *,
     _flow(d, oncall, route)
     d.wanted.sort(key=lambda l: ROLE_ORDER.get(d.role(l) or "", 9))  # stable within a role
     comment = _comment(d, own_logins)
+    if comment is not None and before_cutoff:  # an old issue: labelled, never commented on
+        d.drop(DropKind.BEFORE_CUTOFF, comment.template, before_cutoff)
+        comment = None
     # The story, derived from what will be on the issue.
     labels = bundle.labels
     all_modules = tuple(dict.fromkeys(l for l in (*snapshot.labels, *d.wanted) if labels.role(l) == Role.MODULE))

@@ -31,7 +31,7 @@ from typing import Any, Mapping
 
 from triage.config.parts import VERSION_SLOT
 from triage.core.plan import Plan
-from triage.core.steps import Analysis
+from triage.core.steps import Analysis, StepResult
 from triage.core.vocab import Flag
 from triage.text.frames import SlotHits, read_slots
 
@@ -68,9 +68,11 @@ def _first_cue(hits: SlotHits, slots: tuple[str, ...], where: tuple[str, ...]) -
     return None
 
 
-def step5_escalation(plan: Plan, analysis: Analysis, rubric, gate: HighPriorityGate) -> str | None:
-    """Why the model should decide step 5 for this issue (None: the rubric's answer stands)."""
-    by_step = {r.step: r for r in plan.steps}
+def step5_escalation(own: Plan | Mapping[int, StepResult], analysis: Analysis, rubric,
+                     gate: HighPriorityGate) -> str | None:
+    """Why the model should decide step 5 for this issue (None: the rubric's answer stands). `own`: the rubric's
+    own result of each step along its own path (or its plan)."""
+    by_step = {r.step: r for r in own.steps} if isinstance(own, Plan) else own
     s5, s4 = by_step.get(5), by_step.get(4)
     if s5 is None or s5.skipped:
         return None

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 from triage.config.compiled import compiled_form, load_document
@@ -24,6 +24,7 @@ from triage.config.rubric import Rubric, RubricError, compile_rubric
 from triage.config.source import SourceError
 from triage.config.templates import SUFFIX, Templates, TemplatesError, build_templates
 from triage.config.validate import QueueSources, check
+from triage.config.words import QueueWords, queue_words
 
 _PACKAGE = Path(__file__).resolve().parent.parent  # triage/
 DEFAULT_QUEUE = "distributed"
@@ -79,6 +80,11 @@ class Bundle:
     def command(self) -> str:
         """The slash command that asks for a re-triage (rubric `command:`, default `/ptd-retriage`)."""
         return self.rubric.command
+
+    @cached_property
+    def words(self) -> QueueWords:
+        """The queue's words for what reports and reasons say (rubric `words:`, triage.config.words), read once."""
+        return queue_words(self.rubric.words, self.labels.queue_label)
 
 
 def read_templates(directory: Path) -> tuple[dict[str, str], dict[str, tuple[str, int | None]]]:

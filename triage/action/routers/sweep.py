@@ -6,7 +6,7 @@ and inside functions `triage.service.summary`.
 """
 from __future__ import annotations
 
-from triage.action.context import Context, Event, Result, ignored
+from triage.action.context import Context, Event, Result, ResultKind, ignored
 from triage.action.routers.common import triage_issue
 from triage.action.routers.labels_sync import TASK
 from triage.action.routing import Router
@@ -46,7 +46,7 @@ def sweep(context: Context, source=None) -> Result:
     from triage.service.summary import cutoff_line, line_for
 
     s = context.settings
-    done = context.triager.sweep(s.max_issues, seconds=s.sweep_seconds, source=source,
+    done = context.service.sweep(s.max_issues, seconds=s.sweep_seconds, source=source,
                                  on_result=lambda r: context.reporter.info(line_for(r)))
     skip = context.bundle.labels.skip
     notes = [f"query: {done.query}" if source is None else done.query, f"budget: {s.max_issues} issues",
@@ -55,4 +55,4 @@ def sweep(context: Context, source=None) -> Result:
         context.reporter.info(f"ptd-triage: {cutoff_line(done)}")
     if done.stopped:
         notes.append(f"stopped early: {done.stopped}")
-    return Result("sweep", sweep=done, notes=notes)
+    return Result(ResultKind.SWEEP, sweep=done, notes=notes)

@@ -25,12 +25,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_sync(args: argparse.Namespace) -> int:
-    from triage.config.sync import apply_sync, plan_sync, table
+    from triage.config.sync import plan_sync, table
+    from triage.service.executor import executor_for
 
     bundle = load_config(args)
-    client = github_client(args, write=args.apply, what="labels")
+    client = github_client(args, write=args.apply, what="labels")  # without --apply, read-only
     changes = plan_sync(bundle.labels, client.list_repo_labels(args.repo), update=args.update)
-    if args.apply:
-        apply_sync(client, args.repo, changes)
-    print(table(changes, applied=args.apply))
+    created = executor_for(client, args.repo, dry_run=not args.apply, own_login=None).sync_labels(changes)
+    print(table(changes, applied=created))
     return 0

@@ -23,7 +23,7 @@ from triage.planners.hybrid import HybridPlanner
 from triage.planners.llm import LLMPlanner
 
 BUNDLE = load_bundle()
-STEP_FUNCTIONS = ("analyse", "step1_not_distributed", "step2_route", "step3_modules", "step4_types",
+STEP_FUNCTIONS = ("analyse", "step1_not_in_queue", "step2_route", "step3_modules", "step4_types",
                   "step5_high_priority", "step6_needs_reproduction")
 HANG = issue(number=3601, title="[FSDP] all_reduce hangs forever on 8 nodes",
              body="Training with FSDP on 8 nodes hangs forever in all_reduce after the first step. No error is "

@@ -103,7 +103,7 @@ def reasons(result) -> list[tuple[str, str]]:
     found = []
     if plan.outcome == Outcome.HIGH_PRIORITY:
         found.append((HIGH_PRIORITY, _high_priority(plan.step(5), getattr(result, "criteria", None) or {})))
-    if plan.outcome == Outcome.NOT_DISTRIBUTED:
+    if plan.outcome == Outcome.NOT_IN_QUEUE:
         not_in_queue = words.not_in_queue if words else "not in this queue"
         found.append((not_in_queue, f"{not_in_queue}: not in the queue, move it to the right one"))
     step3 = plan.step(3)
@@ -308,7 +308,7 @@ def _says(result) -> str:
     """What the comment tells the reporter, from the flow that posts it (the procedure has two comments)."""
     from triage.core.vocab import Outcome
 
-    if result.plan is not None and result.plan.outcome == Outcome.NOT_DISTRIBUTED:
+    if result.plan is not None and result.plan.outcome == Outcome.NOT_IN_QUEUE:
         words = result.words
         return f"that it looks {words.not_in_queue if words else 'not in this queue'}; a maintainer moves it"
     return "asks the reporter for a reproduction"

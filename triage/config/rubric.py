@@ -127,8 +127,8 @@ class Rubric:
     routes: dict[str, RouteRule]
     stop_after: tuple[str, ...]
     checks_on_every_route: tuple[str, ...]
-    not_distributed: Check
-    max_distributed_score: float
+    not_in_queue: Check  # step 1's trap (the rubric's `not_distributed:`, or `not_in_queue:`)
+    max_queue_score: float
     module_high: float
     module_medium: float
     module_min_share: float
@@ -149,7 +149,7 @@ class Rubric:
     module_max_labels: int = DEFAULT_MODULE_MAX_LABELS
     # Negation, hypothetical, attribution... (rubric `modifiers:`): signals and frames that mind them hold them.
     modifiers: dict[str, Modifier] = field(default_factory=dict)
-    declared_not_distributed: Declared | None = None  # step 1: `not_distributed.declared`
+    declared_not_in_queue: Declared | None = None  # step 1: `not_distributed.declared`
     # Step 1: with no distributed evidence at all, a trap this strong is enough (None: `min_trap_score` always).
     min_trap_score_unopposed: float | None = None
     # Step 4's slot classes (`types.slots`): the vocabulary of the request, feature and enhancement frames.
@@ -334,8 +334,8 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
         routes=routes,
         stop_after=tuple(routing.get("stop_after", [])),
         checks_on_every_route=tuple(routing.get("checks_on_every_route", [])),
-        not_distributed=Check(float(nd["min_trap_score"]), signals(nd["signals"], "not_distributed")),
-        max_distributed_score=float(nd["max_distributed_score"]),
+        not_in_queue=Check(float(nd["min_trap_score"]), signals(nd["signals"], "not_distributed")),
+        max_queue_score=float(nd["max_distributed_score"]),
         module_high=float(mods["high"]),
         module_medium=float(mods["medium"]),
         module_min_share=float(mods["min_share"]),
@@ -351,7 +351,7 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
         words=dict(data.get("words") or {}),
         module_max_labels=int(mods.get("max_labels", DEFAULT_MODULE_MAX_LABELS)),
         modifiers=modifiers,
-        declared_not_distributed=declared(nd.get("declared")),
+        declared_not_in_queue=declared(nd.get("declared")),
         min_trap_score_unopposed=(float(nd["min_trap_score_unopposed"]) if "min_trap_score_unopposed" in nd
                                   else None),
         type_slots=type_slots,

@@ -32,7 +32,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from triage.config.bundle import Bundle
-from triage.config.words import queue_words
 from triage.config.templates import has_marker
 from triage.core.drops import Drop, DropKind
 from triage.core.outcome import OutcomeFacts, classification, derive_outcome
@@ -43,7 +42,7 @@ from triage.core.vocab import CommentStep, Outcome, Role
 # The order labels are written in: routing first, then classification, then flags, marker last.
 ROLE_ORDER = {Role.SUB_ONCALL: 0, Role.MODULE: 1, Role.TYPE: 2, Role.REVIEW: 3, Role.REPRODUCTION: 4, Role.MARKER: 5}
 # Claims a proposal may make about the flow; anything else is treated as an ordinary triage.
-HIGH_PRIORITY, NOT_DISTRIBUTED, NOTHING = Outcome.HIGH_PRIORITY, Outcome.NOT_DISTRIBUTED, Outcome.NOTHING_TO_DO
+HIGH_PRIORITY, NOT_IN_QUEUE, NOTHING = Outcome.HIGH_PRIORITY, Outcome.NOT_IN_QUEUE, Outcome.NOTHING_TO_DO
 
 
 def already_posted(snapshot: IssueSnapshot, template: str, own_logins: frozenset[str] | None) -> bool:
@@ -75,7 +74,7 @@ class _Draft:
         return self.proposal.outcome
 
     def drop(self, kind: DropKind, subject=None, *context) -> None:
-        words = queue_words(self.bundle.rubric.words, self.bundle.labels.queue_label)
+        words = self.bundle.words
         self.drops.append(Drop(kind, subject, tuple(context), team=words.team, not_in_queue=words.not_in_queue))
 
     def role(self, name: str):
@@ -106,9 +105,9 @@ def enforce(proposal: Plan, snapshot: IssueSnapshot, bundle: Bundle, *,
     _modules_of_route(d, route)
     _module_cap(d)
     new_modules = [l for l in d.wanted if d.role(l) == Role.MODULE]
-    if d.claim == NOT_DISTRIBUTED:
+    if d.claim == NOT_IN_QUEUE:
         for name in [l for l in d.wanted if d.role(l) in _ROUTING]:
-            d.drop(DropKind.ROUTING_NOT_DISTRIBUTED, name)
+            d.drop(DropKind.ROUTING_NOT_IN_QUEUE, name)
         d.wanted = [l for l in d.wanted if d.role(l) not in _ROUTING]
         existing = [l for l in snapshot.labels if d.role(l) == Role.SUB_ONCALL]
         oncall, route, new_modules = (existing[0] if existing else None), None, []
@@ -127,7 +126,7 @@ def enforce(proposal: Plan, snapshot: IssueSnapshot, bundle: Bundle, *,
     return _final(d, comment, outcome, oncall, chosen)
 
 
-_ROUTING = (Role.MODULE, Role.SUB_ONCALL, Role.TYPE)  # what an issue flagged as not distributed is not given
+_ROUTING = (Role.MODULE, Role.SUB_ONCALL, Role.TYPE)  # what an issue step 1 sent back is not given
 
 
 def _allowlisted(d: _Draft) -> None:
@@ -156,7 +155,7 @@ def _sub_oncall(d: _Draft) -> tuple[str | None, str | None]:
     oncall = existing[0] if existing else next((l for l in d.wanted if d.role(l) == Role.SUB_ONCALL), None)
     route = rubric.route_of_label(oncall) if oncall else None
     if oncall is None and len(proposed) <= 1:
-        # A queue may have one route whose team adds no sub-oncall label (pt2's main oncall): an issue left
+        # A queue may have one route whose team adds no sub-oncall label (its main oncall): an issue left
         # without one is on that route. A refused pair of sub-oncalls is not: a human routes it.
         route = rubric.unlabelled_route
     return oncall, route
@@ -189,7 +188,7 @@ def _flow(d: _Draft, oncall: str | None, route: str | None) -> None:
     """What the marker and the review label must be, whatever the proposal says."""
     labels, rubric, snapshot = d.bundle.labels, d.bundle.rubric, d.snapshot
     modules_after = [l for l in (*snapshot.labels, *d.wanted) if labels.role(l) == Role.MODULE]
-    needs_review = d.claim == NOT_DISTRIBUTED
+    needs_review = d.claim == NOT_IN_QUEUE
     if not needs_review and oncall is None and route is None:
         needs_review = True
         if d.claim != HIGH_PRIORITY:
@@ -219,8 +218,8 @@ def _comment(d: _Draft, own_logins: frozenset[str] | None) -> PlannedComment | N
         d.drop(DropKind.UNKNOWN_TEMPLATE, name)
     elif name not in posted_by_steps.values():
         d.drop(DropKind.TEMPLATE_OF_NO_STEP, name)
-    elif name == posted_by_steps.get(CommentStep.NOT_DISTRIBUTED) and d.claim != NOT_DISTRIBUTED:
-        d.drop(DropKind.NOT_DISTRIBUTED_COMMENT, name)
+    elif name == posted_by_steps.get(CommentStep.NOT_IN_QUEUE) and d.claim != NOT_IN_QUEUE:
+        d.drop(DropKind.NOT_IN_QUEUE_COMMENT, name)
     elif already_posted(d.snapshot, name, own_logins):
         d.drop(DropKind.ALREADY_POSTED, name)
     else:
@@ -239,7 +238,7 @@ def _derive_outcome(claim: str, snapshot: IssueSnapshot, bundle: Bundle, wanted:
     labels, rubric = bundle.labels, bundle.rubric
     return derive_outcome(OutcomeFacts(
         flagged=claim == Outcome.HIGH_PRIORITY,
-        not_distributed=claim == Outcome.NOT_DISTRIBUTED,
+        not_in_queue=claim == Outcome.NOT_IN_QUEUE,
         classified_by_person=claim == Outcome.ALREADY_TRIAGED and set(wanted) <= {labels.marker}
         and classification(snapshot.labels, labels, rubric).complete,
         routed=oncall is not None or route is not None,

@@ -29,7 +29,7 @@ from triage.core.plan import Plan, PlannedComment
 from triage.core.reading import Reading
 from triage.core.snapshot import IssueSnapshot
 from triage.core.steps import Analysis, StepResult
-from triage.core.vocab import CommentStep, Confidence, Distributed, Flag, Reproduction, Role, TypeKind
+from triage.core.vocab import CommentStep, Confidence, InQueue, Flag, Reproduction, Role, TypeKind
 
 NOT_APPLICABLE = "not_applicable"  # a model's step-3 word: no module applies (the route's own team classifies)
 Decisions = Mapping[int, Judgement]
@@ -141,13 +141,13 @@ def rubric_steps(reading: Reading) -> dict[int, StepResult]:
 
 
 def _step1(c: _Context) -> StepResult:
-    labels, template = c.bundle.labels, c.template(CommentStep.NOT_DISTRIBUTED)
+    labels, template = c.bundle.labels, c.template(CommentStep.NOT_IN_QUEUE)
 
     def read(j: Judgement) -> StepResult:
-        if j.decision == Distributed.NO:
-            return StepResult(1, Distributed.NO, (labels.review, labels.marker), reason=j.reason, stop=True,
+        if j.decision == InQueue.NO:
+            return StepResult(1, InQueue.NO, (labels.review, labels.marker), reason=j.reason, stop=True,
                               comment=template, by=j.by)
-        return StepResult(1, Distributed.YES, reason=j.reason, by=j.by)
+        return StepResult(1, InQueue.YES, reason=j.reason, by=j.by)
 
     return c.decide(1, c.reading.step1, read, c.decisions.get(1))
 
@@ -267,7 +267,7 @@ def fold(plan: Plan, results: tuple[StepResult, ...], bundle: Bundle, prefix: tu
     add = [label for r in results for label in r.labels] + ([] if flagged else [bundle.labels.marker])
     comment_name = next((r.comment for r in reversed(results) if r.comment), None)
     outcome = derive_outcome(OutcomeFacts(
-        flagged=flagged, not_distributed=results[-1].step == 1, classified_by_person=results[-1].step == 0,
+        flagged=flagged, not_in_queue=results[-1].step == 1, classified_by_person=results[-1].step == 0,
         route_stops=route is not None and route.stop, review=low, modules=classified and not low))
     stop_note = (f"stop: {route.decision} owns further triage",) if route is not None and route.stop \
         and not flagged else ()

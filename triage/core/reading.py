@@ -66,8 +66,8 @@ class Reading:
 
     def step1(self) -> StepResult:
         b = self.bundle
-        return self._kept((1, ""), lambda: steps.step1_not_distributed(
-            self.analysis, b.rubric, b.labels, self.template(CommentStep.NOT_DISTRIBUTED)))  # type: ignore[arg-type]
+        return self._kept((1, ""), lambda: steps.step1_not_in_queue(
+            self.analysis, b.rubric, b.labels, self.template(CommentStep.NOT_IN_QUEUE)))  # type: ignore[arg-type]
 
     def step2(self) -> StepResult:
         b = self.bundle

@@ -22,7 +22,7 @@ from triage.config.templates import has_marker
 from triage.core.outcome import classification
 from triage.config.words import queue_words
 from triage.core.snapshot import IssueSnapshot
-from triage.core.vocab import SKIPPED, Confidence, Distributed, Flag, Reproduction, Role, Triaged, TypeKind
+from triage.core.vocab import SKIPPED, Confidence, InQueue, Flag, Reproduction, Role, Triaged, TypeKind
 from triage.text.document import Document, build_document
 from triage.text.frames import read_slots, reads, score_frames, stronger_reading, sum_frames
 from triage.text.matching import Evidence, score, summarize
@@ -53,8 +53,8 @@ class Analysis:
     topic_evidence: dict[str, list[Evidence]] = field(default_factory=dict)
 
     @property
-    def distributed_score(self) -> float:
-        """All positive evidence that this is about distributed training at all."""
+    def queue_score(self) -> float:
+        """All positive evidence that the issue is the queue's at all (every topic's)."""
         return sum(max(s, 0.0) for s in self.topic_scores.values())
 
 
@@ -105,7 +105,7 @@ def step0_already_triaged(snapshot: IssueSnapshot, labels: LabelSet, rubric: Rub
     """A human classified it when it has both an allowlisted module label and a sub-oncall, added by people:
     labels this bot added itself (the snapshot knows who added what, when the caller read the label events)
     are its own earlier work, not a human's classification. In a queue whose default route adds no sub-oncall
-    label (PyTorch's pt2 queue), module labels alone are a complete classification."""
+    label, module labels alone are a complete classification."""
     human = classification((l for l in snapshot.labels if l not in snapshot.labels_added_by_bots), labels, rubric)
     modules, oncalls = list(human.modules), list(human.oncalls)
     if human.complete:
@@ -127,29 +127,29 @@ def _team(rubric: Rubric | None, labels: LabelSet) -> str:
     return queue_words(rubric.words if rubric is not None else None, labels.queue_label).team
 
 
-# --- step 1: is this actually a distributed issue? -------------------------------------------------
+# --- step 1: is this the queue's issue at all? -----------------------------------------------------
 
 
-def step1_not_distributed(analysis: Analysis, rubric: Rubric, labels: LabelSet, template: str) -> StepResult:
+def step1_not_in_queue(analysis: Analysis, rubric: Rubric, labels: LabelSet, template: str) -> StepResult:
     """Not in the queue only when a known trap matches AND the queue's evidence is weak: a wrong 'not in the
-    queue' sends a real bug away, so both must hold. The reporter's own word that no distributed code is involved
-    (`not_distributed.declared`) is such a trap, weighed against the distributed code actually run (a script or a
-    traceback), not against names dropped in the text. The reasons use the queue's words (`rubric.words`)."""
+    queue' sends a real bug away, so both must hold. The reporter's own word that none of the queue's code is
+    involved (the trap's `declared` part) is such a trap, weighed against the queue's code actually run (a script or
+    a traceback), not against names dropped in the text. The reasons use the queue's words (`rubric.words`)."""
     words = queue_words(rubric.words, labels.queue_label)
-    trapped, trap_score, trap_evidence = passes(rubric.not_distributed, analysis, rubric)
-    declared = rubric.declared_not_distributed
+    trapped, trap_score, trap_evidence = passes(rubric.not_in_queue, analysis, rubric)
+    declared = rubric.declared_not_in_queue
     said, said_score, said_evidence, tried = _declared(declared, analysis, rubric)
-    dist, rest = analysis.distributed_score, analysis
+    dist, rest = analysis.queue_score, analysis
     if trapped or said:
-        # What the trap itself matched is not the queue's evidence: `undefined symbol: ncclX` at
-        # `import torch` names NCCL, yet it is a packaging problem. Score again without it.
+        # What the trap itself matched is not the queue's evidence (an import error that names a library of the
+        # queue is still a packaging problem): score again without it.
         rest = score_topics(analysis.doc.without([e.text for e in trap_evidence + said_evidence]), rubric)
-        dist = rest.distributed_score
+        dist = rest.queue_score
     if not trapped and dist <= 0 and rubric.min_trap_score_unopposed is not None:
-        trapped = trap_score >= rubric.min_trap_score_unopposed  # a single GPU said, and nothing distributed at all
-    if trapped and dist <= rubric.max_distributed_score:
+        trapped = trap_score >= rubric.min_trap_score_unopposed  # a strong trap, and no evidence of the queue at all
+    if trapped and dist <= rubric.max_queue_score:
         return StepResult(
-            1, Distributed.NO, (labels.review, labels.marker), comment=template, stop=True,
+            1, InQueue.NO, (labels.review, labels.marker), comment=template, stop=True,
             evidence=tuple(trap_evidence), score=trap_score,
             reason=(f"step 1: {words.not_in_queue} — trap score {trap_score:g} ({summarize(trap_evidence, 2)}), "
                     f"{words.queue} evidence only {dist:g}"),
@@ -157,26 +157,26 @@ def step1_not_distributed(analysis: Analysis, rubric: Rubric, labels: LabelSet, 
     run = _evidence_in(rest, declared.locations) if declared else 0.0
     if said and (run <= declared.max_run_score or tried) and dist < declared.outweighed * said_score:  # type: ignore[union-attr]
         return StepResult(
-            1, Distributed.NO, (labels.review, labels.marker), comment=template, stop=True,
+            1, InQueue.NO, (labels.review, labels.marker), comment=template, stop=True,
             evidence=tuple(said_evidence), score=said_score,
             reason=(f"step 1: {words.not_in_queue} — the reporter says so ({summarize(said_evidence, 2)}); "
                     f"{words.queue} code run only {run:g}, evidence {dist:g}"),
         )
     if trapped or said:
         found = trap_evidence or said_evidence
-        return StepResult(1, Distributed.YES, evidence=tuple(found), score=dist,
+        return StepResult(1, InQueue.YES, evidence=tuple(found), score=dist,
                           reason=f"step 1: a '{words.not_in_queue}' trap matched ({summarize(found, 1)}) "
                                  f"but {words.queue} evidence is {dist:g}")
     if dist <= 0:
-        return StepResult(1, Distributed.YES, score=dist,
+        return StepResult(1, InQueue.YES, score=dist,
                           reason="step 1: no evidence either way; kept in the queue (only a matched trap sends an issue away)")
-    return StepResult(1, Distributed.YES, score=dist, reason=f"step 1: {words.queue} (evidence {dist:g})")
+    return StepResult(1, InQueue.YES, score=dist, reason=f"step 1: {words.queue} (evidence {dist:g})")
 
 
 def _declared(declared, analysis: Analysis, rubric: Rubric) -> tuple[bool, float, list[Evidence], bool]:
-    """The reporter's word that no distributed code is involved: (said, score, evidence, tried). Statements and
-    experiments add up; `tried` is an experiment alone reaching the declaration's score (the failure outlived the
-    distributed code that the issue's script shows, so that script is no counter-evidence)."""
+    """The reporter's word that none of the queue's code is involved: (said, score, evidence, tried). Statements
+    and experiments add up; `tried` is an experiment alone reaching the declaration's score (the failure outlived
+    the queue's code that the issue's script shows, so that script is no counter-evidence)."""
     if not declared:
         return False, 0.0, [], False
     weights = {**rubric.locations, **declared.weights}
@@ -270,10 +270,10 @@ def step3_modules(snapshot: IssueSnapshot, analysis: Analysis, rubric: Rubric, l
         best = f"best {matched[0][0]} {matched[0][1]:g} < {rubric.module_medium:g}" if matched else "no evidence for any module"
         return StepResult(3, Confidence.LOW, (labels.review,), reason=f"step 3: module unclear ({best}), no guess")
     top = ranked[0][1]
-    # A module in the title's own tag ("[DTensor][FSDP] ...") is one the reporter filed the issue under, the most
+    # A module in the title's own tag ("[Module][Other] ...") is one the reporter filed the issue under, the most
     # explicit mention there is: it is chosen whatever its share of the top module's score. The share keeps out
     # modules the body merely touches. (A module only named in the title's words does not get this: measured on
-    # dev2 and pt2, that let in more wrong modules than right ones.)
+    # two queues' dev sets, that let in more wrong modules than right ones.)
     tagged = {l for l in per_label
               if any(e.location == "title" and e.points > 0 and e.text.startswith("[") for e in evidence.get(l, []))}
     chosen = [l for l, s in ranked
@@ -298,7 +298,7 @@ def step4_types(analysis: Analysis, rubric: Rubric, labels: LabelSet) -> StepRes
     slots = read_slots(rubric.type_slots, analysis.doc, plan=reads(rubric.type_frames))  # read once, by sentence
     is_request, r_score, r_ev = _weigh(rubric.request, analysis, rubric, slots)
     if not is_request:
-        # Most distributed issues are bug reports (the seed says so); the reason shows what weighed, if anything.
+        # Most of a queue's issues are bug reports (the seed says so); the reason shows what weighed, if anything.
         why = (f"not a request (score {r_score:g} < {rubric.request.min_score:g}: {summarize(r_ev, 2)}), no type label"
                if r_ev else "not a request, no type label")
         return StepResult(4, TypeKind.NONE, evidence=tuple(r_ev), score=r_score, reason=f"step 4: {why}")

@@ -38,11 +38,15 @@ from triage.text.frames import SlotHits, read_slots
 
 @dataclass(frozen=True)
 class HighPriorityGate:
+    """The step 5 classes, as the queue's rubric names them. The cues are slot names of the queue's own vocabulary
+    (`high_priority.slots`), so none is written here: a queue whose rubric names none escalates on evidence and on
+    its flags only."""
+
     on_evidence: bool = True
-    cues: tuple[str, ...] = ("crash_signal", "blocking", "wrongness", "silent", "corruption", "internal_assert")
-    version_with: tuple[str, ...] = ("failure",)
-    request_cues: tuple[str, ...] = ("crash_signal",)
-    where: tuple[str, ...] = ("title", "prose", "error")
+    cues: tuple[str, ...] = ()
+    version_with: tuple[str, ...] = ()
+    request_cues: tuple[str, ...] = ()
+    where: tuple[str, ...] = ("title", "prose", "error")  # the document's parts (triage.text.document)
     confirm_flags: bool = True
 
     @classmethod

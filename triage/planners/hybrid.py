@@ -32,7 +32,6 @@ from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
 from triage.config.bundle import Bundle
-from triage.config.words import queue_words
 from triage.core import procedure, steps
 from triage.core.merge import HYBRID
 from triage.core.plan import Plan
@@ -105,13 +104,13 @@ def uncertain_steps(snapshot: IssueSnapshot, bundle: Bundle, own: Plan | Mapping
     take: set[int] = set()
     why: list[str] = []
     if settings.trap_mixed:
-        trapped, trap, _ = steps.passes(rubric.not_distributed, analysis, rubric)
-        outweighed = settings.trap_outweighed > 0 and analysis.distributed_score >= settings.trap_outweighed * trap
-        if trapped and analysis.distributed_score > settings.trap_max_distributed and not outweighed:
+        trapped, trap, _ = steps.passes(rubric.not_in_queue, analysis, rubric)
+        outweighed = settings.trap_outweighed > 0 and analysis.queue_score >= settings.trap_outweighed * trap
+        if trapped and analysis.queue_score > settings.trap_max_distributed and not outweighed:
             take.add(1)
-            words = queue_words(rubric.words, labels.queue_label)  # a storage queue's reasons never say "distributed"
+            words = bundle.words  # a storage queue's reasons never say another queue's name
             why.append(f"a '{words.not_in_queue}' trap matched but {words.queue} evidence is "
-                       f"{analysis.distributed_score:g}")
+                       f"{analysis.queue_score:g}")
     s2 = by_step.get(2)
     if s2 is not None and s2.labels:  # a route the rubric chose (not an existing sub-oncall)
         totals, _ = steps.route_scores(snapshot, analysis, rubric, labels)

@@ -72,7 +72,7 @@ class IssueResult:
     @property
     def needs_person(self) -> bool:
         return self.plan is not None and not self.error and self.plan.outcome in (
-            Outcome.HIGH_PRIORITY, Outcome.NEEDS_REVIEW, Outcome.NOT_DISTRIBUTED)
+            Outcome.HIGH_PRIORITY, Outcome.NEEDS_REVIEW, Outcome.NOT_IN_QUEUE)
 
 
 @dataclass

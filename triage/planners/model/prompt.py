@@ -24,7 +24,7 @@ from pathlib import Path
 
 from triage.config.bundle import Bundle
 from triage.core.snapshot import IssueSnapshot
-from triage.core.vocab import Distributed
+from triage.core.vocab import InQueue
 
 PROMPT_FILE = "prompt.md.j2"
 MAX_TITLE = 300
@@ -145,7 +145,7 @@ def procedure_context(bundle: Bundle) -> dict:
                    for s in labels.specs if s.role in ("sub-oncall", "module", "type")],
         # Step 1's answer values in the schema (the procedure's): a queue's prompt names them without spelling
         # another queue's name.
-        "in_queue": str(Distributed.YES), "not_in_queue": str(Distributed.NO),
+        "in_queue": str(InQueue.YES), "not_in_queue": str(InQueue.NO),
     }
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from triage.config.bundle import Bundle
-from triage.core.vocab import Confidence, Distributed, Flag, Reproduction, Role, TypeKind
+from triage.core.vocab import Confidence, InQueue, Flag, Reproduction, Role, TypeKind
 
 SCHEMA_NAME = "ptd_triage_plan"
 MAX_REASON = 300  # characters: "a short reason"
@@ -28,7 +28,7 @@ PARTS = {1: "not_distributed", 2: "route", 3: "modules", 4: "type", 5: "high_pri
 NOT_APPLICABLE = "not_applicable"
 # Each step's answer words, the procedure's decisions (the order is the schema's, as models have been asked).
 DECISIONS: dict[str, tuple[str, ...]] = {
-    "not_distributed": (Distributed.YES, Distributed.NO),
+    "not_distributed": (InQueue.YES, InQueue.NO),
     "modules": (Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW, NOT_APPLICABLE),
     "type": (TypeKind.NONE, TypeKind.FEATURE, TypeKind.ENHANCEMENT),
     "high_priority": (Flag.NO_FLAG, Flag.FLAG),
@@ -55,7 +55,7 @@ NO_FLAG_REASONS: dict[str, str] = {
                                 "their machines)",
     "docs_or_test_report": "a documentation problem or a test-infrastructure report (a DISABLED or flaky test, a "
                            "CI job), not a bug in what users run",
-    str(Distributed.NO): "step 1 found the issue is not this queue's at all",
+    str(InQueue.NO): "step 1 found the issue is not this queue's at all",
     "not_a_bug_report": "not a bug report: a feature or enhancement request, or a usage question",
 }
 NO_FLAG_NONE = "none"

@@ -10,7 +10,8 @@ May import: the standard library, `triage.action.context`, `triage.action.report
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from triage.action.context import Context, Event, Result, build_context, planner_for_settings, with_planner
 from triage.action.report import Reporter

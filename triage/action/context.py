@@ -15,9 +15,10 @@ and inside functions (cold start: most events are not for us) `triage.config`, `
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from triage.action.report import Reporter
 from triage.action.settings import ActionError, Settings
@@ -223,7 +224,8 @@ class ContentsReader:
         try:
             return self.client.get_contents(repo, path)
         except (HTTPError, ValueError) as exc:
-            hint = "; end the `config` path with \"/\" to read a queue folder" if "is a directory" in str(exc) else ""
+            folder = "is a directory" in str(exc)
+            hint = "; end the `config` path with \"/\" to read a queue folder" if folder else ""
             raise ConfigError(f"{repo}:{path}: cannot be read: {exc}{hint}") from None
 
     def listing(self, repo: str, path: str) -> list[tuple[str, str]] | None:
@@ -267,7 +269,8 @@ def planner_for_settings(settings: Settings, environ: Mapping[str, str]):
 
 def model_client(settings: Settings, environ: Mapping[str, str]):
     """The model client the llm-* inputs describe (LLMError when they do not make one)."""
-    from triage.llm.options import ModelOptions, model_client as client_for_options
+    from triage.llm.options import ModelOptions
+    from triage.llm.options import model_client as client_for_options
     from triage.llm.pricing import Prices
 
     options = ModelOptions(
@@ -289,6 +292,7 @@ def model_note(planner) -> str | None:
 
     cost = (f"estimated cost {format_usd(t['cost_usd'])}" if t["cost_usd"] is not None
             else "no cost estimate (set llm-price-input and llm-price-output)")
-    return (f"model: asked on {t['issues_asked']} issue(s), {t['calls']} call(s), {t['input_tokens']} input tokens "
+    return (f"model: asked on {t['issues_asked']} issue(s), {t['calls']} call(s), {t['input_tokens']} input "
+            "tokens "
             f"({t.get('cached_input_tokens', 0)} cached, {t.get('cache_write_tokens', 0)} written to the cache) + "
             f"{t['output_tokens']} output tokens, {cost}; fell back to the rubric on {t['fallbacks']}")

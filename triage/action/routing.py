@@ -11,8 +11,8 @@ May import: the standard library, `triage.action.context`, `triage.action.settin
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from triage.action.context import Context, Event, Result, ignored
 from triage.action.settings import ActionError
@@ -35,7 +35,7 @@ class Route:
 class Router:
     """`Router(a, b, ...)` composes the routes of other routers; a key registered twice is a programming error."""
 
-    def __init__(self, *others: "Router") -> None:
+    def __init__(self, *others: Router) -> None:
         self._routes: dict[str, Route] = {}
         for other in others:
             for route in other._routes.values():

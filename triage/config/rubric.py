@@ -8,7 +8,6 @@ shape, compiles its regular expressions, and reports the first problem in one li
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -117,8 +116,8 @@ class RouteRule:
 @dataclass(frozen=True)
 class Rubric:
     path: str
-    environment_heading: re.Pattern[str]
-    comment_separator: re.Pattern[str] | None
+    environment_heading: Pattern  # RE2 (`triage.text.patterns`)
+    comment_separator: Pattern | None
     locations: dict[str, float]
     topics: tuple[Topic, ...]
     default_route: str
@@ -196,7 +195,7 @@ def _where(error) -> str:
     return "/".join(str(p) for p in error.absolute_path) or "(top level)"
 
 
-def _regex(source: str, path: str, what: str):
+def _regex(source: str, path: str, what: str) -> Pattern:
     """An RE2 pattern (`triage.text.patterns`): it runs on issue text, so its cost must be linear."""
     try:
         return compile_pattern(source)

@@ -8,6 +8,7 @@ May import: the standard library.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -53,11 +54,12 @@ def _refused(d: Drop, names) -> str:
     return f"refused {len(names)} {d.team}s ({', '.join(names)}): refusing to guess, a human routes it"
 
 
-_WORDING = {
+_WORDING: dict[DropKind, Callable[..., str]] = {
     DropKind.NOTHING_TO_DO: lambda d, _: "the plan says nothing to do; nothing is written",
     DropKind.UNKNOWN_OUTCOME: lambda d, claim: f"unknown outcome {claim!r}: treated as an ordinary triage",
     DropKind.NOT_ALLOWLISTED: lambda d, name: f"dropped label {name!r} (not in the allowlist)",
-    DropKind.SUB_ONCALL_EXISTS: lambda d, name, there: f"dropped {d.team} '{name}': the issue already has '{there}'",
+    DropKind.SUB_ONCALL_EXISTS: lambda d, name, there: (
+        f"dropped {d.team} '{name}': the issue already has '{there}'"),
     DropKind.SUB_ONCALLS_REFUSED: _refused,
     DropKind.MODULE_WITHOUT_ROUTE: lambda d, name: (
         f"dropped '{name}': no route for the issue, so no module is classified"),
@@ -69,7 +71,8 @@ _WORDING = {
         f"dropped '{name}': an issue flagged as {d.not_in_queue} is left for a human to route"),
     DropKind.REVIEW_NO_SUB_ONCALL: lambda d, _: f"no {d.team} for the issue: sent to review",
     DropKind.REVIEW_NO_MODULE: lambda d, _: "a classification with no module label: sent to review",
-    DropKind.MARKER_IN_HIGH_PRIORITY: lambda d, _: "no marker label in the high-priority flow (a human looks first)",
+    DropKind.MARKER_IN_HIGH_PRIORITY: lambda d, _: (
+        "no marker label in the high-priority flow (a human looks first)"),
     DropKind.UNKNOWN_TEMPLATE: lambda d, name: f"dropped comment from unknown template {name!r}",
     DropKind.TEMPLATE_OF_NO_STEP: lambda d, name: f"dropped comment {name!r}: no step of the procedure posts it",
     DropKind.NOT_IN_QUEUE_COMMENT: lambda d, name: (

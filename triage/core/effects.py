@@ -10,8 +10,8 @@ happen:
    render of the same template for this issue, other than the earliest such comment. Nothing else is ever
    deleted: a person's comment, another bot's, or another workflow's on the same account that is not that render,
    whatever marker it carries; and when the bot's login is not known, nothing at all;
-3. `PostComment`: the comment, from a template, claimed first (the executor's claim, triage.service.claim), carrying
-   its hidden marker, so a re-run sees it and the policy drops it;
+3. `PostComment`: the comment, from a template, claimed first (the executor's claim, triage.service.claim),
+carrying its hidden marker, so a re-run sees it and the policy drops it;
 4. `AddLabels`: all labels in ONE call, the marker label among them, so an issue never ends up marked as processed
    with half its labels.
 The order is what makes a run safe to kill and re-run (in the spirit of PyTorch's apply step): a run killed between

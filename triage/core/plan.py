@@ -26,8 +26,8 @@ class FallbackKind(StrEnum):
 
 @dataclass(frozen=True)
 class ModelFallback:
-    """A model planner fell back to the rubric's plan: of which kind, and why in one line (the plan's JSON keeps the
-    line as `usage.fallback`). The Action's and the CLI's exit status are chosen from `kind`."""
+    """A model planner fell back to the rubric's plan: of which kind, and why in one line (the plan's JSON keeps
+    the line as `usage.fallback`). The Action's and the CLI's exit status are chosen from `kind`."""
 
     kind: FallbackKind
     reason: str
@@ -64,7 +64,7 @@ class Plan:
     # A model planner fell back to the rubric: the typed kind and reason (the JSON says it in `usage.fallback`).
     fallback: ModelFallback | None = field(default=None, compare=False)
 
-    def with_(self, **changes) -> "Plan":
+    def with_(self, **changes) -> Plan:
         return replace(self, **changes)
 
     @property

@@ -2,9 +2,10 @@
 
 It trusts no planner. A proposal (from the rubric, a model, or anything else) is a *request*: a set of labels,
 perhaps a template name, and an outcome it claims. The policy keeps what the procedure allows, records a `Drop`
-(`triage.core.drops`: what, and which rule) for every label or comment it drops or flow it changes, and then *derives* the plan's sub-oncall, modules and outcome from the
-labels that survive, so the plan's story can never disagree with what is written. It never reads the issue's
-text; it looks only at the issue's labels and comments and at the configuration.
+(`triage.core.drops`: what, and which rule) for every label or comment it drops or flow it changes, and then
+*derives* the plan's sub-oncall, modules and outcome from the labels that survive, so the plan's story can never
+disagree with what is written. It never reads the issue's text; it looks only at the issue's labels and comments
+and at the configuration.
 
 The rules (the seed's constraints, plus the semantic rules PyTorch's own apply step uses):
 - an issue carrying the opt-out label (labels.json role `skip`, `ptd-bot-skip` by default) gets nothing at all,
@@ -40,7 +41,8 @@ from triage.core.snapshot import IssueSnapshot
 from triage.core.vocab import CommentStep, Outcome, Role
 
 # The order labels are written in: routing first, then classification, then flags, marker last.
-ROLE_ORDER = {Role.SUB_ONCALL: 0, Role.MODULE: 1, Role.TYPE: 2, Role.REVIEW: 3, Role.REPRODUCTION: 4, Role.MARKER: 5}
+ROLE_ORDER: dict[str, int] = {Role.SUB_ONCALL: 0, Role.MODULE: 1, Role.TYPE: 2, Role.REVIEW: 3,
+                              Role.REPRODUCTION: 4, Role.MARKER: 5}
 # Claims a proposal may make about the flow; anything else is treated as an ordinary triage.
 HIGH_PRIORITY, NOT_IN_QUEUE, NOTHING = Outcome.HIGH_PRIORITY, Outcome.NOT_IN_QUEUE, Outcome.NOTHING_TO_DO
 
@@ -95,7 +97,7 @@ def enforce(proposal: Plan, snapshot: IssueSnapshot, bundle: Bundle, *,
         d.drop(DropKind.OPTED_OUT, bundle.labels.skip)
         return _final(d, None, NOTHING, None, ())
     if d.claim == NOTHING:
-        if any(l not in snapshot.labels for l in proposal.add_labels) or proposal.comment is not None:
+        if any(label not in snapshot.labels for label in proposal.add_labels) or proposal.comment is not None:
             d.drop(DropKind.NOTHING_TO_DO)
         return _final(d, None, NOTHING, None, ())
     if d.claim not in OUTCOMES:
@@ -104,22 +106,23 @@ def enforce(proposal: Plan, snapshot: IssueSnapshot, bundle: Bundle, *,
     oncall, route = _sub_oncall(d)
     _modules_of_route(d, route)
     _module_cap(d)
-    new_modules = [l for l in d.wanted if d.role(l) == Role.MODULE]
+    new_modules = [label for label in d.wanted if d.role(label) == Role.MODULE]
     if d.claim == NOT_IN_QUEUE:
-        for name in [l for l in d.wanted if d.role(l) in _ROUTING]:
+        for name in [label for label in d.wanted if d.role(label) in _ROUTING]:
             d.drop(DropKind.ROUTING_NOT_IN_QUEUE, name)
-        d.wanted = [l for l in d.wanted if d.role(l) not in _ROUTING]
-        existing = [l for l in snapshot.labels if d.role(l) == Role.SUB_ONCALL]
+        d.wanted = [label for label in d.wanted if d.role(label) not in _ROUTING]
+        existing = [label for label in snapshot.labels if d.role(label) == Role.SUB_ONCALL]
         oncall, route, new_modules = (existing[0] if existing else None), None, []
     _flow(d, oncall, route)
-    d.wanted.sort(key=lambda l: ROLE_ORDER.get(d.role(l) or "", 9))  # stable within a role
+    d.wanted.sort(key=lambda label: ROLE_ORDER.get(d.role(label) or "", 9))  # stable within a role
     comment = _comment(d, own_logins)
     if comment is not None and before_cutoff:  # an old issue: labelled, never commented on
         d.drop(DropKind.BEFORE_CUTOFF, comment.template, before_cutoff)
         comment = None
     # The story, derived from what will be on the issue.
     labels = bundle.labels
-    all_modules = tuple(dict.fromkeys(l for l in (*snapshot.labels, *d.wanted) if labels.role(l) == Role.MODULE))
+    all_modules = tuple(dict.fromkeys(label for label in (*snapshot.labels, *d.wanted)
+                                      if labels.role(label) == Role.MODULE))
     outcome = _derive_outcome(d.claim, snapshot, bundle, d.wanted, oncall, route, all_modules)
     # The modules the plan stands for: those it proposed that will be on the issue, and every one it adds.
     chosen = tuple(m for m in dict.fromkeys((*proposal.modules, *new_modules)) if m in all_modules)
@@ -143,16 +146,17 @@ def _sub_oncall(d: _Draft) -> tuple[str | None, str | None]:
     """Exactly one sub-oncall ends up on the issue, and an existing one is never second-guessed. Returns the
     issue's sub-oncall and route (either may be None)."""
     rubric = d.bundle.rubric
-    existing = [l for l in d.snapshot.labels if d.role(l) == Role.SUB_ONCALL]
-    proposed = [l for l in d.wanted if d.role(l) == Role.SUB_ONCALL]
+    existing = [label for label in d.snapshot.labels if d.role(label) == Role.SUB_ONCALL]
+    proposed = [label for label in d.wanted if d.role(label) == Role.SUB_ONCALL]
     if existing:
         for extra in proposed:
             d.drop(DropKind.SUB_ONCALL_EXISTS, extra, existing[0])
     elif len(proposed) > 1:
         d.drop(DropKind.SUB_ONCALLS_REFUSED, tuple(proposed))
     if existing or len(proposed) > 1:
-        d.wanted = [l for l in d.wanted if d.role(l) != Role.SUB_ONCALL]
-    oncall = existing[0] if existing else next((l for l in d.wanted if d.role(l) == Role.SUB_ONCALL), None)
+        d.wanted = [label for label in d.wanted if d.role(label) != Role.SUB_ONCALL]
+    oncall = existing[0] if existing else next(
+        (label for label in d.wanted if d.role(label) == Role.SUB_ONCALL), None)
     route = rubric.route_of_label(oncall) if oncall else None
     if oncall is None and len(proposed) <= 1:
         # A queue may have one route whose team adds no sub-oncall label (its main oncall): an issue left
@@ -164,7 +168,7 @@ def _sub_oncall(d: _Draft) -> tuple[str | None, str | None]:
 def _modules_of_route(d: _Draft, route: str | None) -> None:
     """Modules belong to a route: none is added without a route, and only the route's own (or a module that fits
     every route, `route: null` in the allowlist) after routing."""
-    for name in [l for l in d.wanted if d.role(l) == Role.MODULE]:
+    for name in [label for label in d.wanted if d.role(label) == Role.MODULE]:
         home = d.bundle.labels.route(name)
         if route is None:
             d.drop(DropKind.MODULE_WITHOUT_ROUTE, name)
@@ -179,7 +183,7 @@ def _module_cap(d: _Draft) -> None:
     """No more module labels on one issue than the queue allows (rubric `modules.max_labels`): a plan with seven is
     not a classification. The first proposed are kept (a planner's ranking); the rest are dropped."""
     cap = d.bundle.rubric.module_max_labels
-    for name in [l for l in d.wanted if d.role(l) == Role.MODULE][cap:]:
+    for name in [label for label in d.wanted if d.role(label) == Role.MODULE][cap:]:
         d.drop(DropKind.MODULES_OVER_CAP, name, cap)
         d.wanted.remove(name)
 
@@ -187,7 +191,7 @@ def _module_cap(d: _Draft) -> None:
 def _flow(d: _Draft, oncall: str | None, route: str | None) -> None:
     """What the marker and the review label must be, whatever the proposal says."""
     labels, rubric, snapshot = d.bundle.labels, d.bundle.rubric, d.snapshot
-    modules_after = [l for l in (*snapshot.labels, *d.wanted) if labels.role(l) == Role.MODULE]
+    modules_after = [label for label in (*snapshot.labels, *d.wanted) if labels.role(label) == Role.MODULE]
     needs_review = d.claim == NOT_IN_QUEUE
     if not needs_review and oncall is None and route is None:
         needs_review = True
@@ -203,7 +207,7 @@ def _flow(d: _Draft, oncall: str | None, route: str | None) -> None:
     if d.claim == HIGH_PRIORITY:
         if labels.marker in d.wanted:
             d.drop(DropKind.MARKER_IN_HIGH_PRIORITY)
-        d.wanted = [l for l in d.wanted if l != labels.marker]
+        d.wanted = [label for label in d.wanted if label != labels.marker]
     elif not d.has(labels.marker):
         d.wanted.append(labels.marker)
 
@@ -227,7 +231,7 @@ def _comment(d: _Draft, own_logins: frozenset[str] | None) -> PlannedComment | N
         asks = name in (posted_by_steps.get(CommentStep.NEEDS_REPRODUCTION),
                         posted_by_steps.get(CommentStep.NEEDS_PERFORMANCE_REPRODUCTION))
         if asks and not d.has(labels.reproduction):
-            d.wanted.insert(len([l for l in d.wanted if l != labels.marker]), labels.reproduction)
+            d.wanted.insert(len([label for label in d.wanted if label != labels.marker]), labels.reproduction)
         return PlannedComment(name, bundle.templates.render(name, author=d.snapshot.author))
     return None
 

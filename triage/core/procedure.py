@@ -4,13 +4,13 @@
 (`triage.core.reading`: the issue read once, each step's own result computed once; a planner's gate reads the same
 reading first, through `rubric_steps`). For each judgement step (1-6) a planner may hand in a `Judgement`
 (`triage.core.merge`); a step without one is the rubric's own result, and a step with one is decided by the
-planner's `MergePolicy` from the rubric's own result and the judgement. Each step is handed the decisions of the steps it depends on, as decided
-here. The rules that tie the steps together are written here once, whoever decides: where the procedure stops
-(step 0: a person classified it, before anything is read or any planner asked; step 1: not in the queue), which
-steps a route's own team owns, an existing sub-oncall kept, the modules of the chosen route only, a flag a person
-dismissed not raised again, no reproduction asked of a request, and which request for a reproduction is posted
-(the performance wording for a report about speed or memory). `fold` turns the results into the proposal a
-planner returns; the policy (`triage.core.policy`) still decides what is written.
+planner's `MergePolicy` from the rubric's own result and the judgement. Each step is handed the decisions of the
+steps it depends on, as decided here. The rules that tie the steps together are written here once, whoever decides:
+where the procedure stops (step 0: a person classified it, before anything is read or any planner asked; step 1:
+not in the queue), which steps a route's own team owns, an existing sub-oncall kept, the modules of the chosen
+route only, a flag a person dismissed not raised again, no reproduction asked of a request, and which request for a
+reproduction is posted (the performance wording for a report about speed or memory). `fold` turns the results into
+the proposal a planner returns; the policy (`triage.core.policy`) still decides what is written.
 
 May import: the standard library, `triage.config` (types), `triage.core`.
 """
@@ -29,7 +29,7 @@ from triage.core.plan import Plan, PlannedComment
 from triage.core.reading import Reading
 from triage.core.snapshot import IssueSnapshot
 from triage.core.steps import Analysis, StepResult
-from triage.core.vocab import CommentStep, Confidence, InQueue, Flag, Reproduction, Role, TypeKind
+from triage.core.vocab import CommentStep, Confidence, Flag, InQueue, Reproduction, Role, TypeKind
 
 NOT_APPLICABLE = "not_applicable"  # a model's step-3 word: no module applies (the route's own team classifies)
 Decisions = Mapping[int, Judgement]
@@ -95,11 +95,13 @@ class _Context:
 
 
 def run(snapshot: IssueSnapshot, bundle: Bundle, decisions: Decisions = NO_DECISIONS, *,
-        reading: Reading | None = None, analysis: Analysis | None = None, merge: MergePolicy = MODEL_DECIDES) -> Run:
-    """Steps 0-6 in order, as far as the procedure goes for this issue. Step 0 (a person classified it already)
-    is a fact about labels, never a judgement: no planner decides it. `merge` says how a judgement and the rubric's
+        reading: Reading | None = None, analysis: Analysis | None = None,
+        merge: MergePolicy = MODEL_DECIDES) -> Run:
+    """Steps 0-6 in order, as far as the procedure goes for this issue. Step 0 (a person classified it already) is
+    a fact about labels, never a judgement: no planner decides it. `merge` says how a judgement and the rubric's
     own result make a step's decision (`triage.core.merge`). `reading`: the rubric's reading of this issue that a
-    planner already has (its gate read it), so no step is computed twice; `analysis`: an analysis to build one on."""
+    planner already has (its gate read it), so no step is computed twice; `analysis`: an analysis to build one
+    on."""
     first = step0(snapshot, bundle)
     if first.stop:
         return Run((first,), reading.analysis if reading is not None and reading.read else analysis, reading)
@@ -263,7 +265,7 @@ def fold(plan: Plan, results: tuple[StepResult, ...], bundle: Bundle, prefix: tu
     route, modules_step = by_step.get(2), by_step.get(3)
     flagged = 5 in by_step and by_step[5].decision == Flag.FLAG
     classified = modules_step is not None and not modules_step.skipped
-    low = classified and modules_step.decision == Confidence.LOW
+    low = modules_step is not None and classified and modules_step.decision == Confidence.LOW
     add = [label for r in results for label in r.labels] + ([] if flagged else [bundle.labels.marker])
     comment_name = next((r.comment for r in reversed(results) if r.comment), None)
     outcome = derive_outcome(OutcomeFacts(
@@ -276,12 +278,12 @@ def fold(plan: Plan, results: tuple[StepResult, ...], bundle: Bundle, prefix: tu
         add_labels=tuple(dict.fromkeys(add)),
         comment=PlannedComment(comment_name, "") if comment_name else None,  # the policy renders it
         sub_oncall=route.labels[0] if route is not None and route.labels else None,
-        modules=tuple(modules_step.labels) if classified and not low else (),
-        confidence=modules_step.decision if classified else None,
+        modules=tuple(modules_step.labels) if modules_step is not None and classified and not low else (),
+        confidence=modules_step.decision if modules_step is not None and classified else None,
         reasons=prefix + tuple(r.reason for r in results if not r.skipped) + stop_note,
         steps=tuple(results),
     )
 
 
-__all__ = ["Decisions", "Judgement", "NO_DECISIONS", "Run", "fold", "reached_judgement", "reaches", "rubric_steps", "run",
-           "step0"]
+__all__ = ["Decisions", "Judgement", "NO_DECISIONS", "Run", "fold", "reached_judgement", "reaches", "rubric_steps",
+           "run", "step0"]

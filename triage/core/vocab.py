@@ -79,7 +79,8 @@ SKIPPED = "skipped"  # any step's decision when it did not apply (its reason say
 
 
 class CommentStep(StrEnum):
-    """The steps that post a comment, as the rubric's `comments:` section keys them (the template names are data)."""
+    """The steps that post a comment, as the rubric's `comments:` section keys them (the template names are
+    data)."""
 
     NOT_IN_QUEUE = _NOT_IN_QUEUE
     NEEDS_REPRODUCTION = "needs_reproduction"

@@ -12,7 +12,7 @@ May import: the standard library, `triage.config`, `triage.core`, and (lazily, i
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from triage.config.bundle import Bundle
 from triage.core.plan import Plan
@@ -112,5 +112,6 @@ def final_plan(decided: Decided, snapshot: IssueSnapshot, bundle: Bundle, *,
     labels-only not-before, triage.core.policy). `started`: when planning began (`time.perf_counter`), for the
     plan's `elapsed_ms`."""
     started = time.perf_counter() if started is None else started
-    plan = enforce(decided.proposal(snapshot), snapshot, bundle, own_logins=own_logins, before_cutoff=before_cutoff)
+    plan = enforce(decided.proposal(snapshot), snapshot, bundle, own_logins=own_logins,
+                   before_cutoff=before_cutoff)
     return plan.with_(elapsed_ms=(time.perf_counter() - started) * 1000.0)

@@ -8,9 +8,10 @@ slot vocabulary (`high_priority.slots`, `triage.text.frames`):
   signal, however far below the threshold), or a cue slot occurs (a crash, hang or wrongness word), or a version
   is named together with a failure word (a regression the rubric could not read);
 - a request (step 4 found a type) only with a strong cue (`request_cues`): a request is not an emergency, but a
-  misread bug report must not hide behind the request's counter-weight.
-An issue the rubric flags is asked too (`confirm_flags`, on by default): the model reads every step-5 decision
-that would hold a person up, and may clear the flag for a reason from its closed list with a quote from the issue. The classes are data, in the rubric's `hybrid:` section:
+  misread bug report must not hide behind the request's counter-weight. An issue the rubric flags is asked too
+  (`confirm_flags`, on by default): the model reads every step-5 decision that would hold a person up, and may
+  clear the flag for a reason from its closed list with a quote from the issue. The classes are data, in the
+  rubric's `hybrid:` section:
 
     hybrid:
       high_priority:
@@ -26,8 +27,9 @@ May import: the standard library, `triage.config`, `triage.core`, `triage.text`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from triage.config.parts import VERSION_SLOT
 from triage.core.plan import Plan
@@ -50,7 +52,7 @@ class HighPriorityGate:
     confirm_flags: bool = True
 
     @classmethod
-    def from_raw(cls, raw: Mapping[str, Any] | None) -> "HighPriorityGate":
+    def from_raw(cls, raw: Mapping[str, Any] | None) -> HighPriorityGate:
         raw = raw or {}
         base = cls()
         return cls(

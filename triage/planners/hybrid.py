@@ -23,13 +23,15 @@ model's judgement decides the steps it was asked; step 4's reason records a type
 step 5 a flag the model raises stands, while the rubric's flag is cleared only for a reason from the closed list
 with a quote found in the issue. The rest of the flow is `ModelPlanner`'s, shared with `llm`.
 
-May import: the standard library, `triage.config`, `triage.core`, `triage.planners.base`, `triage.planners.model.*`,
+May import: the standard library, `triage.config`, `triage.core`, `triage.planners.base`,
+`triage.planners.model.*`,
 `triage.planners.escalation`.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Mapping
+from typing import Any
 
 from triage.config.bundle import Bundle
 from triage.core import procedure, steps
@@ -61,7 +63,7 @@ class HybridSettings:
     model_decides: tuple[int, ...] = (4, 5)
 
     @classmethod
-    def from_rubric(cls, rubric) -> "HybridSettings":
+    def from_rubric(cls, rubric) -> HybridSettings:
         raw: Mapping[str, Any] = getattr(rubric, "hybrid", None) or {}
         base = cls()
         return cls(
@@ -155,8 +157,8 @@ class HybridPlanner(ModelPlanner):
                                HybridSettings.from_rubric(bundle.rubric), analysis=reading.analysis)
 
     def not_asked(self, rubric: Judged) -> Judged:
-        return replace(rubric, planner=self.name,
-                       after=rubric.after + ("hybrid: the rubric was sure of every step; the model was not asked",))
+        sure = "hybrid: the rubric was sure of every step; the model was not asked"
+        return replace(rubric, planner=self.name, after=rubric.after + (sure,))
 
 
 def make_hybrid(client: Any = None, **options) -> HybridPlanner:

@@ -40,8 +40,8 @@ May import: the standard library, `triage.core`, `triage.config.templates`, `tri
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from triage.core.effects import own_twins
 from triage.core.policy import already_posted
@@ -59,8 +59,8 @@ CLAIM_ROUNDS = 2  # claims per comment: the first, and one after taking over a r
 # one that is a second or two late is still seen, and the reads stay few (each one API call).
 POLL_AT = (0.5, 1.5, 3.5)
 CLAIM_READS = 1 + len(POLL_AT)  # reads of the comments while waiting on one young claim
-# At most, for one comment: per round the 👀, the reads and the take-over's delete, the read after a take-over; then
-# the read after posting and one duplicate deleted. The writes among them: the 👀s and the deletes.
+# At most, for one comment: per round the 👀, the reads and the take-over's delete, the read after a take-over;
+# then the read after posting and one duplicate deleted. The writes among them: the 👀s and the deletes.
 CLAIM_REQUESTS = CLAIM_ROUNDS * (2 + CLAIM_READS) + 3
 CLAIM_WRITES = 2 * CLAIM_ROUNDS + 1
 
@@ -88,7 +88,8 @@ def seen(raw: list[dict]) -> list[_Seen]:
     for item in raw:
         if not isinstance(item, dict):
             continue
-        user = item.get("user") if isinstance(item.get("user"), dict) else {}
+        user = item.get("user")
+        user = user if isinstance(user, dict) else {}
         cid, body = item.get("id"), item.get("body")
         found.append(_Seen(cid if isinstance(cid, int) else None, str(user.get("login") or ""),
                            body if isinstance(body, str) else ""))
@@ -110,7 +111,7 @@ def may_post(client: GitHubPort, repo: str, number: int, template: str, own_logi
         offsets = [0.0]
         if not won:
             age = seconds_since(reaction.get("created_at"), clock())
-            young = age is None or age < CLAIM_FRESH_SECONDS  # no age said: the cautious side, wait for its comment
+            young = age is None or age < CLAIM_FRESH_SECONDS  # no age said: cautious, wait for its comment
             offsets += [at for at in POLL_AT if at <= wait] if young else []
         if _posted_meanwhile(client, repo, number, template, own_logins, offsets, sleep):
             return Claim(False, f"'{template}' was posted by another run meanwhile: not posted again")
@@ -120,7 +121,8 @@ def may_post(client: GitHubPort, repo: str, number: int, template: str, own_logi
         if attempt + 1 == CLAIM_ROUNDS or not isinstance(reaction_id, int):
             break
         client.release_claim(repo, number, reaction_id)  # False: another run took it over first; claim again
-    return Claim(True, "another run's claim was not followed by its comment: posted (a duplicate would be removed)")
+    return Claim(True, "another run's claim was not followed by its comment: posted (a duplicate would be "
+                       "removed)")
 
 
 def _posted_meanwhile(client: GitHubPort, repo: str, number: int, template: str,
@@ -146,7 +148,8 @@ def settle(client: GitHubPort, repo: str, number: int, template: str, body: str,
     Returns (why, when ours was the one deleted: its twin, posted by another run, stays; the ids deleted).
     Nothing is deleted when the login is not known, or when GitHub says our comment's author is another account
     (then the configured login is not the token's: nothing of ours can be told apart)."""
-    author = (posted.get("user") or {}).get("login") if isinstance(posted, dict) else None
+    user = posted.get("user") if isinstance(posted, dict) else None
+    author = user.get("login") if isinstance(user, dict) else None
     if not own_login or (author is not None and author != own_login):
         return None, ()
     twins = own_twins(seen(client.list_comments(repo, number)), own_login, (template,), lambda _: body)

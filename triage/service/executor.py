@@ -24,8 +24,9 @@ May import: the standard library, `triage.config.sync`, `triage.core`, `triage.s
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from triage.core.effects import AddLabels, DeleteTwin, Effects, PostComment, React
 from triage.service.claim import CLAIM_REQUESTS, CLAIM_WAIT_SECONDS, CLAIM_WRITES, may_post, settle
@@ -98,8 +99,8 @@ class LiveExecutor:
                 applied.reactions += (effect.content,)
             elif isinstance(effect, DeleteTwin):
                 # The author is the configured login's (own_twins checked it); the client checks it once more.
-                self.client.delete_own_comment(self.repo, {"id": effect.comment_id, "user": {"login": effect.author}},
-                                               self.own_login or "")
+                comment = {"id": effect.comment_id, "user": {"login": effect.author}}
+                self.client.delete_own_comment(self.repo, comment, self.own_login or "")
                 applied.deleted += (effect.comment_id,)
             elif isinstance(effect, PostComment):
                 self._comment(effects.issue, effect, applied)

@@ -42,7 +42,8 @@ SEARCH_PAGE = 100  # results per search page (GitHub's maximum)
 @dataclass(frozen=True)
 class SweepRules:
     """What a sweep keeps to, whatever its source: the not-before cut-off and its mode, the issues it leaves to
-    their own event run (updated in the last `recent_seconds`), and what its report says (a dry run, the marker)."""
+    their own event run (updated in the last `recent_seconds`), and what its report says (a dry run, the
+    marker)."""
 
     not_before: str | None = None
     not_before_mode: str = "skip"
@@ -70,7 +71,8 @@ class Searcher(Protocol):
 @dataclass(frozen=True)
 class Candidate:
     """One issue a source offers: its number, the source's count of issues and this one's position (this issue and
-    those after it are what a stop leaves), and the source's own copy of the issue when it has one (the search's)."""
+    those after it are what a stop leaves), and the source's own copy of the issue when it has one (the
+    search's)."""
 
     number: int
     found: int
@@ -147,7 +149,8 @@ class ListedIssues:
 
 
 def run_sweep(target: Sweepable, source: Source, max_issues: int, *, seconds: float | None = None,
-              reserve: int = SWEEP_API_RESERVE, on_result: Callable[[IssueResult], None] | None = None) -> SweepResult:
+              reserve: int = SWEEP_API_RESERVE,
+              on_result: Callable[[IssueResult], None] | None = None) -> SweepResult:
     """Triage the source's issues, up to `max_issues` triaged or failed, within `seconds` and above `reserve`
     requests of the hourly API budget (held for this sweep only: the client is handed back as it came). Stops
     cleanly when a budget runs out, and counts what it left for the next sweep."""

@@ -61,8 +61,8 @@ from triage.service.executor import Executor, executor_for
 from triage.service.limits import SWEEP_API_RESERVE
 from triage.service.ports import GitHubPort
 from triage.service.readings import RECENT, label_history, updated_seconds_ago
-from triage.service.results import IssueResult, SweepResult
 from triage.service.request import Answer, IssueRequest
+from triage.service.results import IssueResult, SweepResult
 from triage.service.sweep import QueueSearch, Source, SweepRules, run_sweep
 
 

@@ -8,7 +8,8 @@ May import: `triage.action.command`, `triage.action.context`, `triage.action.rou
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from triage.action.command import has_command, is_bot, role_allows_retriage
 from triage.action.context import Context, Event, Result, ignored
@@ -30,7 +31,8 @@ def _comment(payload: Mapping[str, Any]) -> dict:
 
 
 def _body(comment: dict) -> str:
-    return comment.get("body") if isinstance(comment.get("body"), str) else ""
+    body = comment.get("body")
+    return body if isinstance(body, str) else ""
 
 
 def _check(event: Event) -> Result | None:
@@ -57,7 +59,8 @@ def _configured(context: Context) -> Result | None:
     if word not in body:
         return ignored(f"comment has no line '{word}'")
     if not snapshot.has_label(context.queue_label):
-        return ignored(f"{word} on #{snapshot.number}, which does not have the queue label {context.queue_label!r}")
+        label = context.queue_label
+        return ignored(f"{word} on #{snapshot.number}, which does not have the queue label {label!r}")
     if not has_command(body, word):
         return ignored(f"comment on #{snapshot.number} has no line '{word}'")
     return None
@@ -97,8 +100,8 @@ def on_comment_created(context: Context) -> Result:
     issue = result.issue
     if issue is not None and issue.left and issue.opted_out:
         skip = context.bundle.labels.skip
-        return ignored(f"{context.command} on #{number}, which carries '{skip}' now: a person asked the bot to leave "
-                       f"it alone; remove the label, then run {context.command} again. "
+        return ignored(f"{context.command} on #{number}, which carries '{skip}' now: a person asked the bot to "
+                       f"leave it alone; remove the label, then run {context.command} again. "
                        + _answered(issue.applied.reactions, issue.dry_run))
     result.notes.extend(context.notes)
     return result
@@ -111,10 +114,10 @@ def _answered(reactions: tuple[str, ...], dry_run: bool) -> str:
 
 
 # A refused command is answered with this reaction on the command's comment, and nothing else: the person sees that
-# the bot read it and did not act (the README says who may run it). A reaction cannot spam: GitHub keeps at most one
-# of each kind per account on a comment (a second POST answers 200 and adds nothing), so a re-run or a redelivered
-# event adds nothing; it notifies nobody, where a reply would notify every subscriber of the issue each time
-# someone without the role tries; and it does not say in public what role a person has.
+# the bot read it and did not act (the README says who may run it). A reaction cannot spam: GitHub keeps at most
+# one of each kind per account on a comment (a second POST answers 200 and adds nothing), so a re-run or a
+# redelivered event adds nothing; it notifies nobody, where a reply would notify every subscriber of the issue each
+# time someone without the role tries; and it does not say in public what role a person has.
 REFUSED_REACTION = "confused"
 ACKNOWLEDGED_REACTION = "eyes"  # the command runs: once the issue as it is now is read
 

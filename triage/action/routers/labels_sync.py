@@ -31,7 +31,8 @@ def on_labels_sync(context: Context) -> Result:
     # Reported as what it did: a table of the labels, not a run "ignored" for want of an issue.
     lines = [f"**{verb[0].upper() + verb[1:]} {n[CREATE]} label(s)** the configuration needs; {n[OK]} already "
              f"present as configured, {n[DIFFERS]} present with another colour or description (left as they are: "
-             "`ptd-triage labels sync --update` from a terminal changes those). Nothing is ever deleted or renamed.",
+             "`ptd-triage labels sync --update` from a terminal changes those). Nothing is ever deleted or "
+             "renamed.",
              ""]
     if not created:
         lines += ["A dry run: nothing was created. Run it again with the Dry run box cleared (the input "

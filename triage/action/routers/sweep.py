@@ -33,10 +33,11 @@ def on_workflow_dispatch(context: Context) -> Result:
         return sweep(context)
     force = context.settings.force
     result = triage_issue(context, number, force=force, require_queue=not force)
-    if result.issue.left and result.issue.opted_out:  # force does not lift an opt-out: only a person does
-        return ignored(f"#{number}: {result.issue.left}; nothing written")
-    if result.issue.left:
-        return ignored(f"#{number}: {result.issue.left}; set the force input to triage it anyway")
+    left = result.issue.left if result.issue is not None else None
+    if left and result.issue is not None and result.issue.opted_out:  # force does not lift an opt-out
+        return ignored(f"#{number}: {left}; nothing written")
+    if left:
+        return ignored(f"#{number}: {left}; set the force input to triage it anyway")
     return result
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from triage.core.vocab import Confidence, InQueue, Flag, Reproduction, TypeKind
+from triage.core.vocab import Confidence, Flag, InQueue, Reproduction, TypeKind
 from triage.planners.model.schema import NO_FLAG_NONE, NO_FLAG_REASONS, NOT_APPLICABLE
 
 NOT_DISTRIBUTED_REASON = str(InQueue.NO)  # the no_flag_reason that step 1's `not_distributed` gives
@@ -52,7 +52,8 @@ def answer_problems(answer: dict[str, Any]) -> list[str]:
     if step1 == InQueue.NO and labels:
         problems.append("not_distributed: an issue that is not the queue's gets no module label")
     if step1 == InQueue.NO and flagged:
-        problems.append("not_distributed: an issue that is not the queue's is not flagged (no_flag, not_distributed)")
+        problems.append("not_distributed: an issue that is not the queue's is not flagged (no_flag, "
+                        "not_distributed)")
     if step1 == InQueue.YES and not flagged and reason == NOT_DISTRIBUTED_REASON:
         problems.append("high_priority: no_flag_reason 'not_distributed' contradicts step 1's 'distributed'")
     return problems

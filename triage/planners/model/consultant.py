@@ -1,7 +1,7 @@
-"""Asking the model about one issue: the rendered prompt, the closed schema, one answer and at most one repair of an
-answer that does not conform. What an ask cost (calls, tokens, of them cached and written to the provider's cache,
-estimated cost, latency) is part of its result,
-whether it answered or failed: a failure is a value here (`Asked.failure`), not an exception carrying its bill.
+"""Asking the model about one issue: the rendered prompt, the closed schema, one answer and at most one repair of
+an answer that does not conform. What an ask cost (calls, tokens, of them cached and written to the provider's
+cache, estimated cost, latency) is part of its result, whether it answered or failed: a failure is a value here
+(`Asked.failure`), not an exception carrying its bill.
 
 May import: the standard library, `triage.config`, `triage.core`, `triage.llm.errors`, `triage.llm.client`,
 `triage.http.errors`,
@@ -147,7 +147,8 @@ class ModelConsultant:
 def _repair_note(problems: Iterable[str]) -> str:
     listed = "\n".join(f"- {one_line(p, 200)}" for p in list(problems)[:5])
     return ("\n\nYour previous answer was rejected because it does not match the schema or contradicts itself:\n"
-            + listed + "\nAnswer again with one JSON object that matches the schema exactly and agrees with itself.")
+            + listed + "\nAnswer again with one JSON object that matches the schema exactly and agrees with "
+            "itself.")
 
 
 __all__ = ["Asked", "ModelConsultant"]

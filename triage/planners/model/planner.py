@@ -22,6 +22,7 @@ from typing import Any
 from triage.config.bundle import Bundle
 from triage.core import procedure
 from triage.core.merge import MODEL_DECIDES, MergePolicy
+from triage.core.plan import FallbackKind, ModelFallback
 from triage.core.reading import Reading
 from triage.core.snapshot import IssueSnapshot
 from triage.planners import rubric as rubric_planner
@@ -49,9 +50,9 @@ class ModelPlanner(Planner):
         return self.consultant.usage_totals()
 
     def decide(self, snapshot: IssueSnapshot, bundle: Bundle, *, force: bool = False) -> Decided:
-        """The rubric's reading first (its own result of each step, kept for the procedure); the model is asked only
-        about an issue on which the procedure reaches a judgement, and only the steps `steps_to_ask` names; the
-        procedure then runs once, on the model's decisions or, when the model is not asked or fails, the
+        """The rubric's reading first (its own result of each step, kept for the procedure); the model is asked
+        only about an issue on which the procedure reaches a judgement, and only the steps `steps_to_ask` names;
+        the procedure then runs once, on the model's decisions or, when the model is not asked or fails, the
         rubric's."""
         start = rubric_planner.opening(snapshot, bundle, force=force)
         if start.processed is not None:
@@ -78,19 +79,20 @@ class ModelPlanner(Planner):
 
     def consult(self, snapshot: IssueSnapshot, bundle: Bundle, rubric: Judged, take: frozenset[int], *,
                 asked_because: tuple[str, ...] = (), prefix: tuple[str, ...] = ()) -> Judged:
-        """The model's decisions for `take`, for the procedure to run on the rubric's reading of the issue; or, when
-        the model fails, the rubric's, with a reason saying why and what the failed ask cost."""
+        """The model's decisions for `take`, for the procedure to run on the rubric's reading of the issue; or,
+        when the model fails, the rubric's, with a reason saying why and what the failed ask cost."""
         by = self.name
         asked = self.consultant.ask(snapshot, bundle)
-        if asked.fallback is None:
+        if asked.fallback is None and asked.answer is not None:
             decisions = decisions_from_answer(asked.answer, take, by, issue_text_for_quotes(snapshot, bundle))
             because = (f"{by}: asked the model ({'; '.join(asked_because)})",) if asked_because else ()
             return replace(rubric, decisions=decisions, merge=self.merge, planner=by, prefix=prefix + because,
                            usage=asked.usage)
         # The plan is the rubric's and says so (`planner`), with the model's failure and its cost in `usage`.
-        return replace(rubric, planner="rubric", usage=dict(asked.usage, fallback=asked.fallback.reason),
-                       fallback=asked.fallback, after=(
-                           f"{by}: the model's plan was not used ({asked.fallback.reason}); this is the rubric's plan",))
+        fallback = asked.fallback or ModelFallback(FallbackKind.FAILURE, "the model gave no answer")
+        why = f"{by}: the model's plan was not used ({fallback.reason}); this is the rubric's plan"
+        return replace(rubric, planner="rubric", usage=dict(asked.usage, fallback=fallback.reason),
+                       fallback=fallback, after=(why,))
 
 
 def client_from(options: dict[str, Any]):

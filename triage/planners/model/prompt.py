@@ -12,7 +12,8 @@ Why a fence derived from a hash of the text: an issue that writes the closing fe
 giving orders would have to contain the hash of itself. The fence is deterministic, so a recorded reply replays
 against the same prompt. Any fence-like line in the text is neutralised anyway.
 
-May import: the standard library, jinja2 (sandboxed), `triage.config`, `triage.core`, `triage.planners.model.schema`.
+May import: the standard library, jinja2 (sandboxed), `triage.config`, `triage.core`,
+`triage.planners.model.schema`.
 """
 from __future__ import annotations
 
@@ -175,8 +176,8 @@ def render(snapshot: IssueSnapshot, bundle: Bundle) -> Prompt:
     if bundle.prompt is not None:  # the configuration's own prompt (a repository's, say)
         file, template = bundle.prompt_file, _template_text(bundle.prompt, bundle.prompt_file)
     else:
-        file = prompt_path(bundle)
-        template = _template(str(file))
+        file = str(prompt_path(bundle))
+        template = _template(file)
     issue = issue_text(snapshot, bundle.templates.names)
     digest = hashlib.sha256(repr(sorted(issue.items())).encode("utf-8")).hexdigest()[:16]
     fence = f"ISSUE-DATA-{digest}"
@@ -191,4 +192,5 @@ def render(snapshot: IssueSnapshot, bundle: Bundle) -> Prompt:
 
 
 __all__ = ["EVERY_ROUTE_STEPS", "MAX_BODY", "MAX_COMMENT", "MAX_COMMENTS", "MAX_TITLE", "PROMPT_FILE", "Prompt",
-           "PromptError", "check", "clip", "issue_text", "procedure_context", "prompt_path", "render", "route_rule"]
+           "PromptError", "check", "clip", "issue_text", "procedure_context", "prompt_path", "render",
+           "route_rule"]

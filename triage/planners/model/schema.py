@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from triage.config.bundle import Bundle
-from triage.core.vocab import Confidence, InQueue, Flag, Reproduction, Role, TypeKind
+from triage.core.vocab import Confidence, Flag, InQueue, Reproduction, Role, TypeKind
 
 SCHEMA_NAME = "ptd_triage_plan"
 MAX_REASON = 300  # characters: "a short reason"
@@ -47,8 +47,8 @@ NO_FLAG_REASONS: dict[str, str] = {
     "not_met_where_it_runs": "it would meet a criterion only where the criterion says it happens, and the issue "
                              "shows it does not happen there (e.g. one process where the criterion needs a "
                              "multi-node or multi-GPU job)",
-    "third_party_code": "the failure is in the reporter's own or a third party's code (their kernel, custom backend "
-                        "or extension, model code, another library), not in the code this queue triages",
+    "third_party_code": "the failure is in the reporter's own or a third party's code (their kernel, custom "
+                        "backend or extension, model code, another library), not in the code this queue triages",
     "reporter_setup_or_misuse": "the reporter's own setup or misuse causes it, as the issue shows (e.g. a "
                                 "collective called on only some ranks, mismatched arguments across ranks, a wrong "
                                 "world size or environment variable, a network, driver or installation problem on "
@@ -92,7 +92,7 @@ def criteria_names(bundle: Bundle) -> list[str]:
 
 def plan_schema(bundle: Bundle) -> dict[str, Any]:
     """The JSON Schema of a model's answer for this configuration: one part per judgement step (`PARTS`)."""
-    extra = {
+    extra: dict[str, dict[str, Any]] = {
         "modules": {"labels": {"type": "array", "items": {"type": "string", "enum": module_labels(bundle)},
                                "description": "Module labels of the chosen route; empty when confidence is low or "
                                               "not_applicable."}},

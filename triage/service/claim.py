@@ -21,20 +21,21 @@ whether a run may still be posting under it is what the rest decides.
    A run that wins after taking over reads the comments once more before posting: the holder it took over from
    may have been slow, not dead, and posted meanwhile.
 4. No claim after CLAIM_ROUNDS and no comment: post anyway (a re-run must complete a killed run's work).
-5. After posting, every run reads the comments once (`settle`): of ours carrying the template's marker it keeps the
-   earliest and deletes the others. Of two runs that both posted, the one whose read comes later sees both, so
-   at most one comment stays, whatever the timing (a holder slower than a loser's wait, a stalled runner). Any run
-   that reads the comments later does the same (`remove_duplicates`), which finishes a run killed between its
-   post and its read. This is the safety net, not the mechanism: the claim keeps two runs from posting at all,
-   save when a holder is slower than CLAIM_WAIT_SECONDS between its claim and its post.
+5. After posting, every run reads the comments once (`settle`): of the bot's own renders of the template (its
+   configured login's comments with the same body, `triage.core.effects.own_twins`) it keeps the earliest and
+   deletes the others. Of two runs that both posted, the one whose read comes later sees both, so at most one
+   comment stays, whatever the timing (a holder slower than a loser's wait, a stalled runner). Any run that reads
+   the comments later does the same (its effects' `DeleteTwin`s), which finishes a run killed between its post and
+   its read. This is the safety net, not the mechanism: the claim keeps two runs from posting at all, save when a
+   holder is slower than CLAIM_WAIT_SECONDS between its claim and its post. Nothing that is not provably the
+   bot's own is ever deleted: not a person's comment, another bot's, or another workflow's on the same account.
 
 Costs: the 👀 and the read after posting, for a comment on an issue without the account's 👀; where the 👀 was
 already there, one read, the take-over (a delete and a second 👀) and the read before posting; the waiting (up to
 CLAIM_READS reads) only for a run that found a young 👀. The only removals are the bot's own: its 👀 (made again at
 once) and a duplicate of its own comment.
 
-May import: the standard library, `triage.core`, `triage.config.templates`, `triage.service.ports`,
-`triage.service.readings`.
+May import: the standard library, `triage.core`, `triage.service.ports`, `triage.service.readings`.
 """
 
 from __future__ import annotations

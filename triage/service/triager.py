@@ -180,9 +180,11 @@ class Triager:
         if read is None:
             return plan_effects(request.number, None, bundle=self.bundle, acknowledge=acknowledge)
         cutoff = request.labels_only_before
-        before_cutoff = bool(cutoff) and created_before(read.issue, cutoff)  # type: ignore[arg-type]
-        result.before_cutoff = before_cutoff
-        plan = self._plan(read.snapshot, force=request.force, before_cutoff=cutoff if before_cutoff else None)
+        processed = self.bundle.labels.marker in read.snapshot.labels and not request.force
+        if cutoff and not processed and created_before(read.issue, cutoff):
+            result.before_cutoff = True  # an old issue: labelled, never commented on (the policy drops it)
+        plan = self._plan(read.snapshot, force=request.force,
+                          before_cutoff=cutoff if result.before_cutoff else None)
         effects = plan_effects(request.number, plan, bundle=self.bundle, snapshot=read.snapshot,
                                own_login=self.own_login, acknowledge=acknowledge)  # UnsafeWrite: nothing written
         result.plan = plan
@@ -220,7 +222,7 @@ class Triager:
         planner decides once: a flag a person dismissed is proposed again from the same decisions, on the issue
         with its label events, so a model is never asked twice about one issue."""
         if self.bundle.labels.marker in snapshot.labels and not force:
-            before_cutoff = None  # processed already: nothing to do, and the plan says why
+            pass  # processed already: nothing to do, and the plan says why (no label history needed)
         elif classification(snapshot.labels, self.bundle.labels, self.bundle.rubric).complete:
             snapshot = self._with_history(snapshot)  # step 0 may stop: were they added by people?
         started = time.perf_counter()

@@ -1,7 +1,8 @@
 """Entrypoint of the ptd-triage Action (composite action.yml and the Dockerfile both run this file).
 
-It stays tiny and imports only `triage.action.app`, which defers everything heavy until an event needs it: a run on an
-event that is not for us (another label, a comment without the command) must start and exit fast.
+It stays tiny and imports only `triage.action.main`, which (with `triage.action.app` and the routers) defers
+everything heavy until an event needs it: a run on an event that is not for us (another label, a comment without
+the command) must start and exit fast.
 """
 
 import sys

@@ -70,7 +70,7 @@ def rubric_rules(rubric: Rubric) -> list[Rule]:
         add(topic.signals, f"topics/{topic.name}")
     for name, route in rubric.routes.items():
         add(route.signals, f"routing/routes/{name}")
-    add(rubric.not_distributed.signals, "not_distributed")
+    add(rubric.not_in_queue.signals, "not_distributed")
     for name in ("request", "feature", "enhancement", "performance"):
         add(getattr(rubric, name).signals, f"types/{name}")
         add(getattr(rubric, name).frames, f"types/{name} (frame)", "types")

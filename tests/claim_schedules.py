@@ -3,9 +3,9 @@ virtual clock: which run sends its next request, and how much time passes before
 scheduler, so one seed is one interleaving and it replays exactly. Any run can stall between any two requests (a
 slow GitHub, a retried POST), and any run can be killed before any request and then re-run.
 
-Each run does what `Triager._triage` does for one issue that needs a comment, with the service's own functions:
-read the issue and its comments (deleting a twin of ours it finds: `remove_duplicates`), leave it if the marker or
-the comment is there, claim (`may_post`), post, check (`settle`), add the labels. The claim's sleeps and clocks are
+Each run does what the triage service and its executor do for one issue that needs a comment, with the service's
+own functions: read the issue and its comments (deleting a twin of ours it finds: `own_twins`), leave it if the
+marker or the comment is there, claim (`may_post`), post, check (`settle`), add the labels. The claim's sleeps and clocks are
 the scheduler's. What must hold at the end of every schedule: exactly one comment of ours from the template, the
 labels on, at most one 👀 of the account.
 
@@ -20,15 +20,17 @@ from dataclasses import dataclass, field
 from memory_github import EPOCH, MemoryGitHub
 
 from triage.config.templates import comment_marker
+from triage.core.effects import own_twins
 from triage.core.policy import already_posted
 from triage.core.snapshot import snapshot_from_json
-from triage.service.claim import may_post, remove_duplicates, settle
+from triage.service.claim import may_post, seen, settle
 
 REPO = "octo-org/octo-repo"
 TEMPLATE = "not_distributed"
 LABELS = ["oncall: distributed", "triage review", "ptd-bot-triaged"]
 # The account's 👀 before the runs: its age in seconds (None: none).
 BEFORE = {"none": None, "30 days": 30 * 86400.0, "60 s": 60.0, "another workflow's": 0.0}
+BODY = f"Not distributed.\n\n{comment_marker(TEMPLATE)}\n"  # the template as rendered for the issue
 STALLS = (0.0, 0.0, 0.0, 0.2, 1.0, 4.0, 12.0)  # time that may pass before a request: mostly none, sometimes long
 
 
@@ -111,19 +113,20 @@ class _Run:
 def flow(client: _Run, number: int, own: frozenset[str], sched: Scheduler) -> dict:
     """One run's work on the issue, in the service's order; returns what it did."""
     did = {"posted": 0}
+    (login,) = own
     issue = client.get_issue(REPO, number)
     comments = client.list_comments(REPO, number) if issue["comments"] else []
-    gone = remove_duplicates(client, REPO, number, comments, own, (TEMPLATE,))
-    snapshot = snapshot_from_json(issue, [c for c in comments if c["id"] not in gone])
+    for twin in own_twins(seen(comments), login, (TEMPLATE,), lambda _: BODY):
+        client.delete_own_comment(REPO, {"id": twin.comment_id, "user": {"login": twin.author}}, login)
+    snapshot = snapshot_from_json(issue, comments)
     if LABELS[-1] in snapshot.labels:
         return did
     if not already_posted(snapshot, TEMPLATE, own):
-        claim = may_post(client, REPO, snapshot, TEMPLATE, own, clock=lambda: EPOCH + sched.now,
-                         sleep=client.sleep)
+        claim = may_post(client, REPO, number, TEMPLATE, own, clock=lambda: EPOCH + sched.now, sleep=client.sleep)
         if claim.post:
-            posted = client.create_comment(REPO, number, f"Not distributed.\n\n{comment_marker(TEMPLATE)}\n")
+            posted = client.create_comment(REPO, number, BODY, own_login=login)
             did["posted"] = 1
-            settle(client, REPO, number, TEMPLATE, posted, own)
+            settle(client, REPO, number, TEMPLATE, BODY, posted, login)
     client.add_labels(REPO, number, LABELS[1:])
     return did
 

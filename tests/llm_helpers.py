@@ -6,7 +6,7 @@ Imports: the standard library, triage, and the fakellm package.
 from __future__ import annotations
 
 from triage.core.snapshot import snapshot_from_json
-from triage.core.writes import planned_writes
+from triage.core.effects import plan_effects
 from triage.llm.client import Budget, LLMClient, LLMConfig
 
 
@@ -34,7 +34,7 @@ def policy_violations(plan, snapshot, bundle) -> list[str]:
     """Everything a written plan must never do, whoever proposed it."""
     labels = bundle.labels
     problems = []
-    writes = planned_writes(plan, labels.names)
+    effects = plan_effects(plan.issue, plan, bundle=bundle, snapshot=snapshot)
     for name in plan.add_labels:
         if name not in labels.names:
             problems.append(f"label {name!r} is not allowlisted")
@@ -54,9 +54,8 @@ def policy_violations(plan, snapshot, bundle) -> list[str]:
             problems.append("a comment body that is not the rendered template")
     if plan.issue != snapshot.number:
         problems.append(f"a plan for issue {plan.issue}, not {snapshot.number}")
-    for write in writes:
-        if getattr(write, "issue", snapshot.number) not in (None, snapshot.number):
-            problems.append(f"a write to another issue: {write}")
+    if effects.issue != snapshot.number:
+        problems.append(f"writes to another issue: {effects}")
     return problems
 
 

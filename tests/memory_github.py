@@ -157,11 +157,21 @@ class MemoryGitHub:
 
     # ---- the port: additive writes -------------------------------------------------------------------------------
 
-    def create_comment(self, repo: str, number: int, body: str, *, dedupe_marker: str | None = None) -> dict:
+    def create_comment(self, repo: str, number: int, body: str, *, own_login: str | None = None) -> dict:
         issue = self._issue(repo, number)
         self._send("create_comment", number, write=True)
         comment = self._comment(issue, body, self.bot_login, "Bot")
         return _copy(comment)
+
+    def add_reaction(self, repo: str, comment_id: int, content: str = "eyes") -> dict:
+        self._send("add_reaction", comment_id, write=True)
+        reaction = {"id": self._next_id(), "content": content, "user": {"login": self.bot_login, "type": "Bot"},
+                    "created_at": stamp(self.clock())}
+        for issue in self._issues.values():
+            for comment in issue.comments:
+                if comment["id"] == comment_id:
+                    comment.setdefault("reactions_list", []).append(reaction)
+        return dict(reaction)
 
     def add_labels(self, repo: str, number: int, labels: list[str]) -> list[dict]:
         if not labels:

@@ -11,8 +11,8 @@ from triage.action.command import DEFAULT_COMMAND, has_command, is_bot, role_all
 from triage.action.context import Result
 from triage.action.routing import Router
 from triage.action.settings import ActionError, get_input, parse_bool, parse_count
-from triage.core.writes import AddLabels, PostComment, UnsafeWrite, planned_writes
-from triage.service.apply import Applied, apply_writes
+from triage.core.effects import AddLabels, Effects, PostComment, React, UnsafeWrite, plan_effects
+from triage.service.executor import Applied, DryRun, LiveExecutor, executor_for
 from triage.service.triager import IssueResult
 from triage.core.plan import Plan, PlannedComment
 from triage.action.report import Reporter, md_escape
@@ -121,37 +121,75 @@ def test_the_app_answers_foreign_comments_without_reading_anything(monkeypatch):
     assert len(built) == 1
 
 
-# ---- plan -> writes ----------------------------------------------------------------------------------------------
+# ---- plan -> effects -> the executor -----------------------------------------------------------------------------
 
 ALLOWED = frozenset({"triage review", "ptd-bot-triaged", "module: fsdp"})
 COMMENT = PlannedComment("not_distributed", "Hello\n\n<!-- ptd-triage:not_distributed -->\n")
 
 
-def test_writes_are_comment_first_then_all_labels_in_one_call():
+class _Bundle:
+    """What `plan_effects` reads of a bundle: the allowlist (and the templates, for twins: none here)."""
+
+    class labels:
+        names = ALLOWED
+
+    class templates:
+        names: tuple = ()
+
+
+def _effects(plan: Plan, **kwargs) -> Effects:
+    return plan_effects(plan.issue, plan, bundle=_Bundle, **kwargs)  # type: ignore[arg-type]
+
+
+def test_effects_are_comment_first_then_all_labels_in_one_call():
     plan = Plan(issue=3, add_labels=("triage review", "ptd-bot-triaged"), comment=COMMENT, outcome="not_distributed")
-    writes = planned_writes(plan, ALLOWED)
-    assert writes == [PostComment(3, "not_distributed", COMMENT.body), AddLabels(3, ("triage review", "ptd-bot-triaged"))]
-    assert writes[0].marker == "<!-- ptd-triage:not_distributed -->"
+    effects = _effects(plan)
+    assert [type(e) for e in effects.items] == [PostComment, AddLabels]
+    assert (effects.comment.template, effects.comment.body) == ("not_distributed", COMMENT.body)
+    assert effects.labels == ("triage review", "ptd-bot-triaged") and effects.comment.claim_first
+    assert effects.comment.marker == "<!-- ptd-triage:not_distributed -->"
+    assert all(e.reason for e in effects.items)  # each effect says why
+
+
+def test_a_commands_reaction_comes_first():
+    plan = Plan(issue=3, add_labels=("ptd-bot-triaged",), outcome="classified")
+    effects = _effects(plan, acknowledge=React(77, "eyes", "the command"))
+    assert [type(e) for e in effects.items] == [React, AddLabels] and effects.items[0].comment_id == 77
 
 
 def test_an_empty_plan_writes_nothing():
-    assert planned_writes(Plan(issue=3), ALLOWED) == []
+    assert not _effects(Plan(issue=3)) and _effects(Plan(issue=3)).items == ()
 
 
 def test_a_label_outside_the_allowlist_is_refused_before_any_write():
     with pytest.raises(UnsafeWrite, match="outside the allowlist"):
-        planned_writes(Plan(issue=3, add_labels=("module: fsdp", "high priority"), comment=COMMENT), ALLOWED)
+        _effects(Plan(issue=3, add_labels=("module: fsdp", "high priority"), comment=COMMENT))
 
 
 class _Recorder:
+    """A client for the executor: records calls, fails where told."""
+
+    request_count = 0
+
     def __init__(self, fail_on: str | None = None):
         self.calls, self.fail_on = [], fail_on
 
-    def create_comment(self, repo, number, body, *, dedupe_marker=None):
-        self.calls.append(("comment", number, dedupe_marker))
+    def room_for(self, requests, writes):
+        self.calls.append(("room", requests, writes))
+
+    def claim_issue(self, repo, number, content="eyes"):
+        self.calls.append(("claim", number))
+        return True, {"id": 1}
+
+    def list_comments(self, repo, number):
+        self.calls.append(("read", number))
+        return []
+
+    def create_comment(self, repo, number, body, *, own_login=None):
+        self.calls.append(("comment", number, own_login))
         if self.fail_on == "comment":
             raise RuntimeError("boom")
-        return {"id": 99}
+        return {"id": 99, "user": {"login": own_login}}
 
     def add_labels(self, repo, number, labels):
         self.calls.append(("labels", number, tuple(labels)))
@@ -160,22 +198,31 @@ class _Recorder:
         return []
 
 
-def test_apply_passes_the_marker_and_records_what_got_through():
+def test_the_executor_claims_posts_settles_and_records_what_got_through():
     plan = Plan(issue=4, add_labels=("ptd-bot-triaged",), comment=COMMENT)
     client = _Recorder(fail_on="labels")
     applied = Applied()
     with pytest.raises(RuntimeError):
-        apply_writes(client, "o/r", planned_writes(plan, ALLOWED), applied)
-    assert client.calls == [("comment", 4, "<!-- ptd-triage:not_distributed -->"), ("labels", 4, ("ptd-bot-triaged",))]
+        LiveExecutor(client, "o/r", own_login="bot").execute(_effects(plan, own_login="bot"), applied)
+    assert client.calls[0][0] == "room"  # every write of the issue fits, or none is started
+    assert [c[0] for c in client.calls[1:]] == ["claim", "comment", "read", "labels"]
+    assert ("comment", 4, "bot") in client.calls  # the client takes only our own login's comment as stored
     assert applied.comment_template == "not_distributed" and applied.comment_id == 99 and applied.labels == ()
 
 
 def test_a_failed_comment_stops_before_the_labels():
     client = _Recorder(fail_on="comment")
     with pytest.raises(RuntimeError):
-        apply_writes(client, "o/r", planned_writes(Plan(issue=5, add_labels=("ptd-bot-triaged",), comment=COMMENT),
-                                                   ALLOWED))
-    assert [c[0] for c in client.calls] == ["comment"]
+        LiveExecutor(client, "o/r", own_login="bot").execute(
+            _effects(Plan(issue=5, add_labels=("ptd-bot-triaged",), comment=COMMENT)))
+    assert [c[0] for c in client.calls] == ["room", "claim", "comment"]
+
+
+def test_a_dry_run_executor_has_no_client_and_records_only():
+    plan = Plan(issue=6, add_labels=("ptd-bot-triaged",), comment=COMMENT)
+    applied = executor_for(_Recorder(), "o/r", dry_run=True, own_login="bot").execute(_effects(plan))
+    assert applied.dry_run and applied.labels == () and applied.comment_template is None
+    assert not hasattr(DryRun(), "client")
 
 
 # ---- reporting ---------------------------------------------------------------------------------------------------
@@ -243,9 +290,17 @@ def test_a_spent_model_budget_is_one_warning_and_each_model_failure_one_error(ca
     was 10 identical warnings (up to max-issues of them); it is one, naming the issues. Failures stay one each."""
     from triage.action.main import model_fallbacks, report_model_fallbacks
 
+    from triage.core.plan import FallbackKind, ModelFallback
+
     spent = "LLMBudgetExhausted: the run's budget of 50 model calls is spent"
-    results = [IssueResult(number=n, plan=Plan(issue=n, usage={"fallback": spent})) for n in range(1, 11)]
-    results.append(IssueResult(number=11, plan=Plan(issue=11, usage={"fallback": "LLMTimeout: no whole answer"})))
+    budget = ModelFallback(FallbackKind.BUDGET, spent)
+    results = [IssueResult(number=n, plan=Plan(issue=n, usage={"fallback": spent}, fallback=budget))
+               for n in range(1, 11)]
+    timeout = ModelFallback(FallbackKind.FAILURE, "LLMTimeout: no whole answer")
+    results.append(IssueResult(number=11, plan=Plan(issue=11, usage={"fallback": timeout.reason}, fallback=timeout)))
+    # The kind is the type's, not the words': a failure whose words start like the budget's still fails the run.
+    lookalike = ModelFallback(FallbackKind.FAILURE, "LLMBudgetExhausted lookalike: a provider's own error")
+    assert model_fallbacks([IssueResult(number=12, plan=Plan(issue=12, fallback=lookalike))])[0][2] is True
     report_model_fallbacks(model_fallbacks(results), Reporter({}, annotations=True))
     lines = capsys.readouterr().out.splitlines()
     warnings = [line for line in lines if line.startswith("::warning")]

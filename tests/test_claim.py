@@ -13,8 +13,9 @@ from datetime import datetime
 import pytest
 from actionrun import NOT_DISTRIBUTED, REPO, seed_issue
 
-from triage.core.snapshot import snapshot_from_json
-from triage.service.claim import CLAIM_FRESH_SECONDS, CLAIM_READS, may_post, remove_duplicates, settle
+from triage.core.effects import DeleteTwin, Effects, own_twins
+from triage.service.claim import CLAIM_FRESH_SECONDS, CLAIM_READS, may_post, seen, settle
+from triage.service.executor import LiveExecutor
 
 TEMPLATE = "not_distributed"
 
@@ -28,8 +29,7 @@ def _seconds(stamp: str) -> float:
 
 
 def _claim_args(fake, number: int):
-    issue = fake.issue(REPO, number)
-    return snapshot_from_json(issue, []), frozenset({fake.bot_login})
+    return fake.issue(REPO, number)["number"], frozenset({fake.bot_login})
 
 
 def _calls(fake, before: int) -> list[tuple[str, str, int]]:
@@ -197,7 +197,7 @@ def _two_runs_at_once(fake_github, GitHubClient) -> None:
             post = claim.post
             if post:
                 comment = client.create_comment(REPO, n, _body())
-                post = settle(client, REPO, n, TEMPLATE, comment, own) is None
+                post = settle(client, REPO, n, TEMPLATE, _body(), comment, fake_github.bot_login)[0] is None
             posted[n].append(post)
 
     threads = [threading.Thread(target=run) for _ in range(2)]
@@ -229,13 +229,13 @@ def test_after_posting_a_twin_of_ours_is_deleted_and_the_earliest_kept(fake_gith
     first = fake_github.add_comment(REPO, 1, _body(), **bot)
     other = fake_github.add_comment(REPO, 1, _body("needs_distributed_reproduction"), **bot)
     second = github_client.create_comment(REPO, 1, _body())
-    own = frozenset({fake_github.bot_login})
-    why = settle(github_client, REPO, 1, TEMPLATE, second, own)
-    assert why and "deleted" in why
+    own = fake_github.bot_login
+    why, removed = settle(github_client, REPO, 1, TEMPLATE, _body(), second, own)
+    assert why and "deleted" in why and removed == (second["id"],)
     assert [c["id"] for c in fake_github.comments(REPO, 1)] == [person["id"], first["id"], other["id"]]
     assert fake_github.issue(REPO, 1)["comments"] == 3
     # The earlier run's own check then finds nothing to do (its twin is gone: 0 deletes).
-    assert settle(github_client, REPO, 1, TEMPLATE, first, own) is None
+    assert settle(github_client, REPO, 1, TEMPLATE, _body(), first, own) == (None, ())
     assert [r.method for r in fake_github.requests].count("DELETE") == 1
 
 
@@ -243,9 +243,12 @@ def test_a_twin_already_deleted_by_the_other_run_is_not_an_error(fake_github, gi
     seed_issue(fake_github, 1, NOT_DISTRIBUTED)
     bot = dict(author=fake_github.bot_login, author_type="Bot")
     comments = [fake_github.add_comment(REPO, 1, _body(), **bot) for _ in range(2)]
-    own = {fake_github.bot_login}
-    assert remove_duplicates(github_client, REPO, 1, comments, own) == {comments[1]["id"]}
-    assert remove_duplicates(github_client, REPO, 1, comments, own) == {comments[1]["id"]}  # 404: already gone
+    own = fake_github.bot_login
+    twins = own_twins(seen(comments), own, (TEMPLATE,), lambda name: _body(name))
+    assert [t.comment_id for t in twins] == [comments[1]["id"]]
+    executor = LiveExecutor(github_client, REPO, own_login=own)
+    for _ in range(2):  # the second run's delete of the same twin: 404, already gone
+        assert executor.execute(Effects(1, tuple(twins), own)).deleted == (comments[1]["id"],)
     assert [r.status for r in fake_github.requests if r.method == "DELETE"] == [204, 404]
 
 
@@ -253,8 +256,14 @@ def test_nothing_is_deleted_when_our_account_is_unknown_or_the_comment_is_not_ou
     seed_issue(fake_github, 1, NOT_DISTRIBUTED)
     bot = dict(author=fake_github.bot_login, author_type="Bot")
     comments = [fake_github.add_comment(REPO, 1, _body(), **bot) for _ in range(2)]
-    assert remove_duplicates(github_client, REPO, 1, comments, None) == set()
+    assert own_twins(seen(comments), None, (TEMPLATE,), lambda name: _body(name)) == []
     person = fake_github.add_comment(REPO, 1, _body(), author="someone")
+    # A render of the template under another author, or our marker in a body that is not the render: not a twin.
+    assert own_twins(seen(comments + [person]), "someone", (TEMPLATE,), lambda name: _body(name)) == []
+    assert own_twins(seen(comments), fake_github.bot_login, (TEMPLATE,), lambda name: "another body") == []
+    with pytest.raises(ValueError, match="only our own"):
+        LiveExecutor(github_client, REPO, own_login=fake_github.bot_login).execute(
+            Effects(1, (DeleteTwin(person["id"], "someone", TEMPLATE),)))
     with pytest.raises(ValueError, match="only our own"):
         github_client.delete_own_comment(REPO, person, fake_github.bot_login)
     assert not [r for r in fake_github.requests if r.method == "DELETE"]

@@ -1,6 +1,7 @@
 """End to end: the `/ptd-retriage` command (issue_comment.created) and who may use it.
 
-Allowed: repository roles triage, write, maintain, admin (acknowledged with 👀, then re-triaged). Denied: read,
+Allowed: repository roles triage, write, maintain, admin (acknowledged with 👀 once the issue is read again, so an
+opt-out added since the command is seen before any write, then re-triaged). Denied: read,
 none: answered with one 😕 reaction on the command's comment and nothing else (no reply, no label), once however
 often the event is delivered. Ignored: bots (including ourselves), comments on pull requests, the command inside
 fenced code or a `>` quote: nothing is written at all.
@@ -47,13 +48,13 @@ def test_allowed_roles_retriage_with_force_and_a_reaction(fake_github, tmp_path,
     assert run.returncode == 0, run.stdout + run.stderr
     calls = _calls(run)
     assert calls[0] == f"GET /repos/{REPO}/collaborators/user-{role}/permission"
-    assert calls[1] == f"POST {REACTIONS.format(id=comment['id'])}"  # acknowledged before working
+    # The issue read again (and its comments, since the command is one), then acknowledged before any other write
+    assert calls[1:4] == [f"GET /repos/{REPO}/issues/41", f"GET /repos/{REPO}/issues/41/comments",
+                          f"POST {REACTIONS.format(id=comment['id'])}"]
     assert fake_github.reactions(REPO, comment["id"])[0]["content"] == "eyes"
-    # Then what any run on one issue costs (the issue re-read, its comments since the command is one, the
-    # comment's claim, the comment, the comments read again, the labels): a command costs two calls more than an
-    # event run, the role check and the reaction.
-    assert calls[2:] == [f"GET /repos/{REPO}/issues/41", f"GET /repos/{REPO}/issues/41/comments",
-                         f"POST /repos/{REPO}/issues/41/reactions", f"POST /repos/{REPO}/issues/41/comments",
+    # Then what any run on one issue costs (the comment's claim, the comment, the comments read again, the labels):
+    # a command costs two calls more than an event run, the role check and the reaction.
+    assert calls[4:] == [f"POST /repos/{REPO}/issues/41/reactions", f"POST /repos/{REPO}/issues/41/comments",
                          f"GET /repos/{REPO}/issues/41/comments", f"POST /repos/{REPO}/issues/41/labels"]
     assert set(plan.add_labels) <= set(fake_github.issue_labels(REPO, 41))
     assert run.outputs["outcome"] == plan.outcome

@@ -271,7 +271,7 @@ def test_client_dedupes_a_comment_stored_before_a_502(fake_github, github_client
     fake_github.add_issue(REPO, 21)
     fake_github.inject("POST", rf"/repos/{REPO}/issues/21/comments", 502, after_effect=True)
     marker = "<!-- ptd-triage:routed -->"
-    comment = github_client.create_comment(REPO, 21, f"routed\n{marker}", dedupe_marker=marker)
+    comment = github_client.create_comment(REPO, 21, f"routed\n{marker}", own_login=fake_github.bot_login)
     assert [c["id"] for c in fake_github.comments(REPO, 21)] == [comment["id"]]  # exactly one comment
     assert [(r.method, r.status) for r in fake_github.requests] == [("POST", 502), ("GET", 200)]
 

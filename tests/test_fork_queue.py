@@ -326,14 +326,15 @@ def test_the_cli_refuses_a_model_planner_for_a_queue_without_a_prompt(tmp_path):
 def test_the_hybrid_planners_reasons_use_the_queues_words():
     from triage.config.bundle import load_bundle
     from triage.core.snapshot import snapshot_from_json
-    from triage.planners import rubric as rubric_planner
+    from triage.core.procedure import rubric_steps
+    from triage.core.reading import Reading
     from triage.planners.hybrid import HybridSettings, uncertain_steps
 
     bundle = load_bundle(queue=EXAMPLE)
     issue = sample_issues()[104]  # the example's not-storage issue: its trap matches
     snapshot = snapshot_from_json({**issue, "labels": [QUEUE], "state": "open"})
-    plan, analysis = rubric_planner.propose_with_analysis(snapshot, bundle)
+    reading = Reading(snapshot, bundle)
     settings = HybridSettings(trap_mixed=True, trap_max_distributed=-1.0)
-    _, why = uncertain_steps(snapshot, bundle, plan, settings, analysis=analysis)
+    _, why = uncertain_steps(snapshot, bundle, rubric_steps(reading), settings, analysis=reading.analysis)
     (trap,) = [w for w in why if "trap" in w]
     assert "'not storage' trap matched but storage evidence is" in trap and "distributed" not in trap

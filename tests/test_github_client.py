@@ -182,12 +182,16 @@ def test_wait_longer_than_max_wait_fails_fast(client, slept):
     assert slept == [] and client.request_count == 1
 
 
+BOT_USER = {"login": "ptd-bot[bot]", "type": "Bot"}
+
+
 @responses.activate
 def test_create_comment_after_502_returns_the_comment_that_was_stored(client, slept):
     marker = "<!-- ptd-triage:routed -->"
     responses.post(COMMENTS, status=502, json={"message": "Server Error"})
-    responses.get(COMMENTS, json=[{"id": 1, "body": "unrelated"}, {"id": 99, "body": f"hello\n{marker}"}])
-    comment = client.create_comment("pytorch/pytorch", 7, f"hello\n{marker}", dedupe_marker=marker)
+    responses.get(COMMENTS, json=[{"id": 1, "body": "unrelated", "user": BOT_USER},
+                                  {"id": 99, "body": f"hello\r\n{marker}", "user": BOT_USER}])
+    comment = client.create_comment("pytorch/pytorch", 7, f"hello\n{marker}", own_login="ptd-bot[bot]")
     assert comment["id"] == 99
     assert [c.request.method for c in responses.calls] == ["POST", "GET"]  # no second POST
 
@@ -198,7 +202,22 @@ def test_create_comment_after_502_posts_again_when_the_comment_is_absent(client)
     responses.post(COMMENTS, status=502, json={"message": "Server Error"})
     responses.get(COMMENTS, json=[])
     responses.post(COMMENTS, status=201, json={"id": 5, "body": marker})
-    assert client.create_comment("pytorch/pytorch", 7, marker, dedupe_marker=marker)["id"] == 5
+    assert client.create_comment("pytorch/pytorch", 7, marker, own_login="ptd-bot[bot]")["id"] == 5
+    assert [c.request.method for c in responses.calls] == ["POST", "GET", "POST"]
+
+
+@responses.activate
+def test_create_comment_after_502_never_takes_a_persons_or_another_bots_comment_as_ours(client):
+    """Issue 37: the marker alone proved nothing: a person's comment carrying it (or another bot's, or the same
+    account's with another body) was taken as ours, and later deleted as a twin. Only our login AND our body."""
+    marker = "<!-- ptd-triage:routed -->"
+    body = f"hello\n{marker}"
+    responses.post(COMMENTS, status=502, json={"message": "Server Error"})
+    responses.get(COMMENTS, json=[{"id": 1, "body": body, "user": {"login": "a-person", "type": "User"}},
+                                  {"id": 2, "body": body, "user": {"login": "pytorch-bot[bot]", "type": "Bot"}},
+                                  {"id": 3, "body": f"another text\n{marker}", "user": BOT_USER}])
+    responses.post(COMMENTS, status=201, json={"id": 5, "body": body, "user": BOT_USER})
+    assert client.create_comment("pytorch/pytorch", 7, body, own_login="ptd-bot[bot]")["id"] == 5
     assert [c.request.method for c in responses.calls] == ["POST", "GET", "POST"]
 
 

@@ -136,12 +136,12 @@ def cohere(reply):
 
 
 def test_ten_thousand_random_replies_never_break_the_policy(monkeypatch):
-    # The same path as plan_issue (consult -> procedure.run and fold -> enforce), with the rubric's own plan and the
+    # The same path as plan_issue (consult -> procedure.run and fold -> enforce), with the rubric's reading and the
     # rendered prompt computed once per issue: 10,000 replies then fit in seconds, not a minute.
     import triage.planners.model.prompt as prompt_module
     from triage.core.policy import enforce
     from triage.planners.llm import ALL_STEPS
-    from triage.planners.rubric import propose
+    from triage.planners.rubric import rubric_decided
 
     real_render, rendered = prompt_module.render, {}
     monkeypatch.setattr(prompt_module, "render", lambda snap, b: rendered.setdefault(
@@ -154,11 +154,13 @@ def test_ten_thousand_random_replies_never_break_the_policy(monkeypatch):
                                                 {"name": "oncall: distributed checkpointing"}]}))
     total, replies = 10_000, [random_reply(rng, bundle) for _ in range(10_000 * 2)]
     planner = LLMPlanner(RandomClient(replies))
-    bases = [propose(snap, bundle) for snap in snaps]
+    from triage.core.reading import Reading
+
+    bases = [rubric_decided(snap, bundle, reading=Reading(snap, bundle)) for snap in snaps]
     counts = {"replies": 0, "model_plans": 0, "fallbacks": 0, "violations": 0}
     for i in range(total):
         snap, base = snaps[i % len(snaps)], bases[i % len(snaps)]
-        plan = enforce(planner.consult(snap, bundle, base, ALL_STEPS), snap, bundle)
+        plan = enforce(planner.consult(snap, bundle, base, ALL_STEPS).proposal(snap), snap, bundle)
         counts["replies"] += 1
         counts["fallbacks" if plan.usage and plan.usage.get("fallback") else "model_plans"] += 1
         problems = policy_violations(plan, snap, bundle)

@@ -59,7 +59,8 @@ def mismatches(protocol: type, implementation: object) -> list[str]:
 def test_the_port_is_what_the_service_uses_and_no_more():
     assert set(port_members(GitHubPort)) == {
         "request_count", "get_issue", "list_comments", "list_events", "search_page", "create_comment",
-        "add_labels", "claim_issue", "release_claim", "delete_own_comment", "deadline", "reserve", "room_for"}
+        "add_labels", "add_reaction", "claim_issue", "release_claim", "delete_own_comment", "deadline", "reserve",
+        "room_for"}
 
 
 @pytest.mark.parametrize("make", [lambda: GitHubClient("token"), MemoryGitHub], ids=["http", "memory"])

@@ -22,7 +22,7 @@ CASES = {
         title="FSDP training got slower: step time doubled",
         body="Our FSDP job on 16 GPUs used to run at 300ms per step, now 600ms. Throughput dropped, GPU "
              "utilization is low.")),
-    "not distributed": (Outcome.NOT_DISTRIBUTED, dict(
+    "not distributed": (Outcome.NOT_IN_QUEUE, dict(
         title="ImportError: undefined symbol when importing torch",
         body="After pip install, `import torch` fails with ImportError: undefined symbol: ncclCommRegister in "
              "libtorch_cuda.so")),
@@ -196,8 +196,8 @@ def test_classified_by_a_person_is_one_rule(bundle):
 
 
 @pytest.mark.parametrize("facts, outcome", [
-    (OutcomeFacts(flagged=True, not_distributed=True), Outcome.HIGH_PRIORITY),
-    (OutcomeFacts(not_distributed=True, classified_by_person=True), Outcome.NOT_DISTRIBUTED),
+    (OutcomeFacts(flagged=True, not_in_queue=True), Outcome.HIGH_PRIORITY),
+    (OutcomeFacts(not_in_queue=True, classified_by_person=True), Outcome.NOT_IN_QUEUE),
     (OutcomeFacts(classified_by_person=True), Outcome.ALREADY_TRIAGED),
     (OutcomeFacts(routed=False, modules=True), Outcome.NEEDS_REVIEW),
     (OutcomeFacts(route_stops=True), Outcome.ROUTED),

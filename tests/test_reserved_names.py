@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import pytest
 
@@ -24,7 +25,7 @@ from triage.config.bundle import load_bundle
 from triage.core.plan import Plan
 from triage.core.policy import enforce
 from triage.core.snapshot import snapshot_from_json
-from triage.core.writes import UnsafeWrite, planned_writes
+from triage.core.effects import UnsafeWrite, plan_effects
 
 LABELS = json.loads((EXAMPLE / "labels.json").read_text(encoding="utf-8"))
 
@@ -116,4 +117,5 @@ def test_no_plan_adds_the_reserved_label_in_any_spelling(spelling):
     plan = enforce(Plan(issue=5, add_labels=(spelling, BUNDLE.labels.marker), outcome="routed"), snapshot, BUNDLE)
     assert all(label.casefold() != "high priority" for label in plan.add_labels)
     with pytest.raises(UnsafeWrite):  # the last gate, whatever the allowlist it is handed says
-        planned_writes(Plan(issue=5, add_labels=(spelling,)), frozenset({spelling}))
+        loose = SimpleNamespace(labels=SimpleNamespace(names=frozenset({spelling})), templates=None)
+        plan_effects(5, Plan(issue=5, add_labels=(spelling,)), bundle=loose)

@@ -259,7 +259,7 @@ def test_not_before_labels_only_labels_older_issues_without_a_comment():
     assert [r.number for r in result.triaged] == [1, 2, 3] and result.before_cutoff == 2
     for number in (1, 2):
         assert github.comments(REPO, number) == [] and set(plans[number].add_labels) <= set(github.labels(REPO, number))
-        assert any("not-before" in reason for reason in result.triaged[number - 1].plan.reasons)
+        assert any("not-before" in reason for reason in result.triaged[number - 1].plan.explained)
     assert len(github.comments(REPO, 3)) == 1
 
 

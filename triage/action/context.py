@@ -1,7 +1,10 @@
 """What one run of the Action works with, built explicitly before a handler runs: the settings, the event's
-payload, the GitHub client, the configuration bundle (the repository's config file is read here, once), the
-planner the inputs name and the triage service over them. Nothing here is a lazy property: a handler gets a
-`Context` that is complete, and whatever reaches the network did so in `build_context`, in plain sight.
+payload, the GitHub client (read-only in a dry run: it refuses any write), the configuration bundle (the
+repository's config file is read here, once), the run's executor (the one thing that writes, or, in a dry run,
+records: triage.service.executor), and, for a route that plans, the planner the inputs name and the triage service
+over them (`with_planner`, built only once the event is known to be ours and its sender allowed). Nothing here is a
+lazy property: a handler gets a `Context` that is complete, and whatever reaches the network did so in
+`build_context`, in plain sight.
 
 Also the handlers' common result (`Result`) and the planner/model pieces the plan/apply split reuses.
 
@@ -12,19 +15,36 @@ and inside functions (cold start: most events are not for us) `triage.config`, `
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
 
 from triage.action.report import Reporter
 from triage.action.settings import ActionError, Settings
 from triage.core.snapshot import InputError, IssueSnapshot, snapshot_from_json
 
+if TYPE_CHECKING:  # types only: the cold path imports none of these
+    from triage.config.bundle import Bundle
+    from triage.github.client import GitHubClient
+    from triage.planners.base import Planner
+    from triage.service.executor import Executor
+    from triage.service.results import IssueResult, SweepResult
+    from triage.service.triager import Triager
+
+
+class ResultKind(StrEnum):
+    IGNORED = "ignored"  # not for us, or answered without triaging (a refused command)
+    ISSUE = "issue"  # one issue triaged (or left, or failed)
+    SWEEP = "sweep"  # a sweep's issues
+    TASK = "task"  # a maintenance run (labels sync)
+
 
 @dataclass
 class Result:
-    kind: str  # "ignored" | "issue" | "sweep" | "task" (a maintenance run: labels sync)
-    issue: Any = None  # triage.service.triager.IssueResult
-    sweep: Any = None  # triage.service.triager.SweepResult
+    kind: ResultKind
+    issue: IssueResult | None = None
+    sweep: SweepResult | None = None
     why: str = ""
     notes: list[str] = field(default_factory=list)
     task: list[str] | None = None  # a maintenance run's report for the step summary (markdown lines)
@@ -32,18 +52,18 @@ class Result:
     warning: str = ""  # an ignored event's misconfiguration, said as a warning (a queue label that nearly matches)
 
     @property
-    def results(self) -> list:
-        if self.kind == "issue":
-            return [self.issue]
+    def results(self) -> list[IssueResult]:
+        if self.kind == ResultKind.ISSUE:
+            return [self.issue] if self.issue is not None else []
         return list(self.sweep.results) if self.sweep is not None else []
 
     @property
-    def failed(self) -> list:
+    def failed(self) -> list[IssueResult]:
         return [r for r in self.results if r.error]
 
 
 def ignored(why: str) -> Result:
-    return Result("ignored", why=why)
+    return Result(ResultKind.IGNORED, why=why)
 
 
 @dataclass(frozen=True)
@@ -69,12 +89,21 @@ class Context:
     settings: Settings
     reporter: Reporter
     payload: Mapping[str, Any]
-    client: Any  # triage.github.client.GitHubClient (or a test's stand-in)
-    bundle: Any  # triage.config.bundle.Bundle
-    planner: Any = None  # None for a route that plans nothing (labels-sync)
-    triager: Any = None  # triage.service.triager.Triager, over the planner
+    client: GitHubClient  # (or a test's stand-in)
+    bundle: Bundle
+    executor: Executor  # the one thing that writes (triage.service.executor); in a dry run it records only
+    planner: Planner | None = None  # None for a route that plans nothing (labels-sync), or not yet built
+    triager: Triager | None = None  # the triage service, over the planner
     queue_source: str = ""  # which queue this run uses (said loudly on every run that triaged)
     parsed: list = field(default_factory=list, repr=False)  # the payload's issue once parsed (see Event.parsed)
+    notes: list[str] = field(default_factory=list)  # what a route's checks learnt, for the run's summary
+
+    @property
+    def service(self) -> Triager:
+        """The triage service of a route that plans (`with_planner` built it)."""
+        if self.triager is None:
+            raise RuntimeError("the route's handler needs the triage service, which was not built")
+        return self.triager
 
     def issue(self) -> IssueSnapshot:
         """The event's issue as the payload has it (parsed once per run)."""
@@ -108,20 +137,23 @@ def parsed_issue(payload: Mapping[str, Any], parsed: list) -> IssueSnapshot:
 
 def build_context(settings: Settings, reporter: Reporter, payload: Mapping[str, Any], *,
                   client: Any = None, parsed: list | None = None) -> Context:
-    """The client and the bundle (one contents request when the `config` input names a file); ActionError (one
-    line) when the configuration is bad. No planner yet: see `with_planner`."""
+    """The client, the bundle (one contents request when the `config` input names a file) and the executor;
+    ActionError (one line) when the configuration is bad. No planner yet: see `with_planner`."""
+    from triage.service.executor import executor_for
+
     client = client if client is not None else github_client(settings)
     bundle, source = load_bundle(settings, client)
-    return Context(settings, reporter, payload, client, bundle, queue_source=source,
+    executor = executor_for(client, settings.repo, dry_run=settings.dry_run, own_login=settings.bot_login or None)
+    return Context(settings, reporter, payload, client, bundle, executor, queue_source=source,
                    parsed=parsed if parsed is not None else [])
 
 
-def with_planner(context: Context, planner: Any, *, precheck=None) -> Context:
+def with_planner(context: Context, planner: Planner, *, precheck: Callable | None = None) -> Context:
     """The context of a route that plans: the planner and the triage service over it (with the apply mode's own
     `precheck` on each issue, triage.action.planmode)."""
-    s = context.settings
     check_model_prompt(planner, context.bundle)
-    triager = triager_for(s, context.client, context.bundle, planner, precheck=precheck)
+    triager = triager_for(context.settings, context.client, context.bundle, planner, context.executor,
+                          precheck=precheck)
     return replace(context, planner=planner, triager=triager)
 
 
@@ -139,12 +171,19 @@ def check_model_prompt(planner: Any, bundle) -> None:
         raise ActionError(f"input planner {planner.name}: {exc}") from None
 
 
-def github_client(settings: Settings):
+def github_client(settings: Settings) -> GitHubClient:
+    """The client for the run: read-only (every write refused, nothing sent) in a dry run and in the plan and
+    shadow modes, behind their executors, which write nothing in the first place."""
     from triage.github.client import GitHubClient  # requests: only when we are going to talk to GitHub
 
     cap = settings.max_backoff
     sleep = time.sleep if cap is None else (lambda seconds: time.sleep(min(seconds, cap)))
-    return GitHubClient(settings.token, settings.api_url, sleep=sleep)
+    return GitHubClient(settings.token, settings.api_url, sleep=sleep, read_only=read_only(settings))
+
+
+def read_only(settings: Settings) -> bool:
+    """Whether the run may write at all: not in a dry run, nor in plan or shadow mode."""
+    return settings.dry_run or settings.mode in ("plan", "shadow")
 
 
 def load_bundle(settings: Settings, client):
@@ -201,11 +240,12 @@ class ContentsReader:
             raise ConfigError(f"{repo}:{path}/: cannot be read: {exc}") from None
 
 
-def triager_for(settings: Settings, client, bundle, planner, *, precheck=None):
+def triager_for(settings: Settings, client: Any, bundle: Bundle, planner: Planner, executor: Executor, *,
+                precheck: Callable | None = None) -> Triager:
     from triage.service.triager import Triager
 
     return Triager(client, bundle, repo=settings.repo, queue_label=queue_label_of(settings, bundle),
-                   planner=planner, dry_run=settings.dry_run, own_logins=(settings.bot_login,),
+                   planner=planner, executor=executor, own_logins=(settings.bot_login,),
                    issue_seconds=settings.issue_seconds, not_before=settings.not_before,
                    not_before_mode=settings.not_before_mode, precheck=precheck)
 
@@ -231,7 +271,8 @@ def planner_for_settings(settings: Settings, environ: Mapping[str, str]):
 
 def model_client(settings: Settings, environ: Mapping[str, str]):
     """The model client the llm-* inputs describe (LLMError when they do not make one)."""
-    from triage.llm.options import ModelOptions, model_client as client_for_options
+    from triage.llm.options import ModelOptions
+    from triage.llm.options import model_client as client_for_options
     from triage.llm.pricing import Prices
 
     options = ModelOptions(
@@ -253,6 +294,7 @@ def model_note(planner) -> str | None:
 
     cost = (f"estimated cost {format_usd(t['cost_usd'])}" if t["cost_usd"] is not None
             else "no cost estimate (set llm-price-input and llm-price-output)")
-    return (f"model: asked on {t['issues_asked']} issue(s), {t['calls']} call(s), {t['input_tokens']} input tokens "
+    return (f"model: asked on {t['issues_asked']} issue(s), {t['calls']} call(s), {t['input_tokens']} input "
+            "tokens "
             f"({t.get('cached_input_tokens', 0)} cached, {t.get('cache_write_tokens', 0)} written to the cache) + "
             f"{t['output_tokens']} output tokens, {cost}; fell back to the rubric on {t['fallbacks']}")

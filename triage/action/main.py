@@ -109,20 +109,16 @@ def write_summary(result: Result, reporter: Reporter, title: str, rest_in: str =
                      + (f"; the whole summary is in {path}" if path else ""))
 
 
-# The model's budget of calls (llm-max-calls) is a configured limit, not a failure: the rubric plans the rest.
-_BUDGET_FALLBACKS = ("LLMBudgetExhausted",)
-
-
 def model_fallbacks(results) -> list[tuple]:
-    """(item, reason, failure) for each issue whose model plan was not used (the rubric's plan stands). A model
-    that failed (stalled, refused, too large, too deep, quota, auth, ...) is a failure that fails the run (exit
-    1): a user who configured a model must not get the rubric silently. Only the configured call budget is not."""
+    """(item, reason, failure) for each issue whose model plan was not used (the rubric's plan stands), from the
+    plan's typed fallback (`triage.core.plan.ModelFallback`). A model that failed (stalled, refused, too large, too
+    deep, quota, auth, ...) is a failure that fails the run (exit 1): a user who configured a model must not get
+    the rubric silently. Only the configured call budget (llm-max-calls) is not: a limit the user set."""
     found = []
     for item in results:
-        usage = item.plan.usage if item.plan is not None and not item.error else None
-        reason = usage.get("fallback") if isinstance(usage, dict) else None
-        if reason:
-            found.append((item, reason, not str(reason).startswith(_BUDGET_FALLBACKS)))
+        fallback = item.plan.fallback if item.plan is not None and not item.error else None
+        if fallback is not None:
+            found.append((item, fallback.reason, fallback.failed))
     return found
 
 

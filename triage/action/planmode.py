@@ -54,12 +54,15 @@ def plans_document(settings: Settings, result: Result) -> dict:
 
 def run_plan(settings: Settings, environ: Mapping[str, str], reporter: Reporter, payload: dict, event: str,
              action: str | None, client: Any = None) -> tuple[Result, int]:
+    """The plan job: the event routed as a dry run (the plan job never writes to GitHub, whatever its token may do:
+    its executor writes nothing and its client refuses any write); the planner the inputs name is built only for
+    an event that is ours, as in a triage run."""
     from dataclasses import replace
 
-    planner = planner_for_settings(settings, environ)
-    settings = replace(settings, dry_run=True)  # the plan job never writes to GitHub, whatever its token may do
-    result, _ = run_event(settings, reporter, payload, environ, event, action, client=client, planner=planner)
-    note = model_note(planner)
+    settings = replace(settings, dry_run=True)
+    result, context = run_event(settings, reporter, payload, environ, event, action, client=client,
+                                make_planner=lambda: planner_for_settings(settings, environ))
+    note = model_note(context.planner) if context is not None else None
     if note:
         result.notes.append(note)
     document = plans_document(settings, result)
@@ -101,14 +104,15 @@ def run_apply(settings: Settings, reporter: Reporter, path: Path, event: str, ac
     if saved["repo"] and saved["repo"] != settings.repo:
         raise ActionError(f"{path}: the plans are for {saved['repo']}, not {settings.repo}")
     plans = saved["plans"]
-    planner, precheck = ReplayPlanner(plans), stale_check(saved["updated_at"])
+    precheck = stale_check(saved["updated_at"])
     note = f"apply mode: {len(plans)} saved plan(s) from {path}"
     if is_sweep_event(event, settings):
-        context = with_planner(build_context(settings, reporter, payload, client=client), planner, precheck=precheck)
+        context = with_planner(build_context(settings, reporter, payload, client=client), ReplayPlanner(plans),
+                               precheck=precheck)
         return _apply_as_sweep(context, plans, note)
     # the event decides the issue and whether it is forced
-    result, _ = run_event(settings, reporter, payload, {}, event, action, client=client, planner=planner,
-                          precheck=precheck)
+    result, _ = run_event(settings, reporter, payload, {}, event, action, client=client,
+                          make_planner=lambda: ReplayPlanner(plans), precheck=precheck)
     touched = {item.number for item in result.results}
     others = sorted(set(plans) - touched)
     if others:

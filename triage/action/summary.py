@@ -105,7 +105,7 @@ def reasons(result) -> list[tuple[str, str]]:
     found = []
     if plan.outcome == Outcome.HIGH_PRIORITY:
         found.append((HIGH_PRIORITY, _high_priority(plan.step(5), getattr(result, "criteria", None) or {})))
-    if plan.outcome == Outcome.NOT_DISTRIBUTED:
+    if plan.outcome == Outcome.NOT_IN_QUEUE:
         not_in_queue = words.not_in_queue if words else "not in this queue"
         found.append((not_in_queue, f"{not_in_queue}: not in the queue, move it to the right one"))
     step3 = plan.step(3)

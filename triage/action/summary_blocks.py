@@ -54,7 +54,7 @@ def says(result) -> str:
     """What the comment tells the reporter, from the flow that posts it (the procedure has two comments)."""
     from triage.core.vocab import Outcome
 
-    if result.plan is not None and result.plan.outcome == Outcome.NOT_DISTRIBUTED:
+    if result.plan is not None and result.plan.outcome == Outcome.NOT_IN_QUEUE:
         words = result.words
         return f"that it looks {words.not_in_queue if words else 'not in this queue'}; a maintainer moves it"
     return "asks the reporter for a reproduction"

@@ -156,7 +156,8 @@ def config_sources(args: argparse.Namespace):
 
 def github_client(args: argparse.Namespace, *, write: bool, what: str = "issues"):
     """A client for --repo/--api-url with the token from GITHUB_TOKEN; errors name the flag or variable at fault
-    (`what`: what the token must reach, said when it is missing)."""
+    (`what`: what the token must reach, said when it is missing). Without `write` (a dry run, shadow, replay) the
+    client is read-only: it refuses every write, with nothing sent."""
     try:
         validate_repo(args.repo)
     except ValueError:
@@ -167,7 +168,7 @@ def github_client(args: argparse.Namespace, *, write: bool, what: str = "issues"
         raise CliError(f"GITHUB_TOKEN is not set: this command needs a token that can {need} the repository's {what}")
     from triage.github.client import GitHubClient
 
-    return GitHubClient(token, api_url(args), sleep=capped_sleep(os.environ))
+    return GitHubClient(token, api_url(args), sleep=capped_sleep(os.environ), read_only=not write)
 
 
 def check_after_nothing_found(client, repo: str, queue_label: str, *, given: bool) -> None:
@@ -215,7 +216,6 @@ def run_command(func, args: argparse.Namespace) -> int:
         raise
 
 
-PLANNERS = ("rubric", "llm", "hybrid")
 
 
 class _Listed:
@@ -244,8 +244,15 @@ def _output_modes() -> tuple[str, ...]:
     return OUTPUT_MODES
 
 
+def _planner_names() -> list[str]:
+    from triage.planners import names
+
+    return names()
+
+
 PROVIDER_CHOICES = _Listed(_provider_names)
 OUTPUT_MODE_CHOICES = _Listed(_output_modes)
+PLANNER_CHOICES = _Listed(_planner_names)  # the registry's (triage.planners.register): a fork's planner too
 
 
 def add_planner_options(parser: argparse.ArgumentParser) -> None:
@@ -253,7 +260,7 @@ def add_planner_options(parser: argparse.ArgumentParser) -> None:
     (OPENAI_API_KEY, ANTHROPIC_API_KEY; AWS's own variables for Bedrock), never from the command line, where `ps`
     would show it."""
     group = parser.add_argument_group("planner")
-    group.add_argument("--planner", choices=PLANNERS, default="rubric",
+    group.add_argument("--planner", choices=PLANNER_CHOICES, default="rubric",
                        help="rubric (default, free, offline), llm (a model proposes every judgement) or hybrid "
                             "(the rubric routes and classifies; the model is asked on flags, requests, failure cues "
                             "and where the rubric is unsure, and decides the type and possible high priority)")

@@ -49,13 +49,15 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def key_from_args(args: argparse.Namespace) -> dict[str, KeyEntry] | None:
-    """The answer key `--key` names, read before anything is planned (None without one). `--thresholds` without a
-    key would be ignored without a word (the thresholds are scored against the key's answers): bad input."""
+def key_from_args(args: argparse.Namespace, bundle=None) -> dict[str, KeyEntry] | None:
+    """The answer key `--key` names, read before anything is planned (None without one), its criteria checked
+    against the queue's (`bundle`'s step 5 criteria). `--thresholds` without a key would be ignored without a word
+    (the thresholds are scored against the key's answers): bad input."""
     if getattr(args, "thresholds", None) and not args.key:
         raise InputError("--thresholds needs --key: the thresholds are scored against the key's high-priority "
                          "answers")
-    return read_key(args.key) if args.key else None
+    criteria = [c.name for c in bundle.rubric.high_priority.criteria] if bundle is not None else None
+    return read_key(args.key, criteria) if args.key else None
 
 
 def check_key_joins(items, key: dict[str, KeyEntry] | None, args: argparse.Namespace, source: str) -> None:

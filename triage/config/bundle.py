@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 from triage.config.bundled import DEFAULT_QUEUE, bundled_folder, bundled_names
@@ -25,6 +25,7 @@ from triage.config.rubric import Rubric, RubricError, compile_rubric
 from triage.config.source import SourceError
 from triage.config.templates import SUFFIX, Templates, TemplatesError, build_templates
 from triage.config.validate import QueueSources, check
+from triage.config.words import QueueWords, queue_words
 
 PROMPT_FILE = "prompt.md.j2"
 TEMPLATE_NAME = re.compile(r"[A-Za-z0-9_-]{1,100}")  # a template's name, wherever it comes from
@@ -74,6 +75,11 @@ class Bundle:
     def command(self) -> str:
         """The slash command that asks for a re-triage (rubric `command:`, default `/ptd-retriage`)."""
         return self.rubric.command
+
+    @cached_property
+    def words(self) -> QueueWords:
+        """The queue's words for what reports and reasons say (rubric `words:`, triage.config.words), read once."""
+        return queue_words(self.rubric.words, self.labels.queue_label)
 
 
 def read_templates(directory: Path) -> tuple[dict[str, str], dict[str, tuple[str, int | None]]]:

@@ -8,7 +8,6 @@ shape, compiles its regular expressions, and reports the first problem in one li
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -120,8 +119,8 @@ class RouteRule:
 @dataclass(frozen=True)
 class Rubric:
     path: str
-    environment_heading: re.Pattern[str]
-    comment_separator: re.Pattern[str] | None
+    environment_heading: Pattern  # RE2 (`triage.text.patterns`)
+    comment_separator: Pattern | None
     locations: dict[str, float]
     topics: tuple[Topic, ...]
     default_route: str
@@ -130,8 +129,8 @@ class Rubric:
     routes: dict[str, RouteRule]
     stop_after: tuple[str, ...]
     checks_on_every_route: tuple[str, ...]
-    not_distributed: Check
-    max_distributed_score: float
+    not_in_queue: Check  # step 1's trap (the rubric's `not_distributed:`, or `not_in_queue:`)
+    max_queue_score: float
     module_high: float
     module_medium: float
     module_min_share: float
@@ -152,7 +151,7 @@ class Rubric:
     module_max_labels: int = DEFAULT_MODULE_MAX_LABELS
     # Negation, hypothetical, attribution... (rubric `modifiers:`): signals and frames that mind them hold them.
     modifiers: dict[str, Modifier] = field(default_factory=dict)
-    declared_not_distributed: Declared | None = None  # step 1: `not_distributed.declared`
+    declared_not_in_queue: Declared | None = None  # step 1: `not_distributed.declared`
     # Step 1: with no distributed evidence at all, a trap this strong is enough (None: `min_trap_score` always).
     min_trap_score_unopposed: float | None = None
     # Step 4's slot classes (`types.slots`): the vocabulary of the request, feature and enhancement frames.
@@ -200,7 +199,7 @@ def _where(error) -> str:
     return "/".join(str(p) for p in error.absolute_path) or "(top level)"
 
 
-def _regex(source: str, path: str, what: str):
+def _regex(source: str, path: str, what: str) -> Pattern:
     """An RE2 pattern (`triage.text.patterns`): it runs on issue text, so its cost must be linear."""
     try:
         return compile_pattern(source)
@@ -340,8 +339,8 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
         routes=routes,
         stop_after=tuple(routing.get("stop_after", [])),
         checks_on_every_route=tuple(routing.get("checks_on_every_route", [])),
-        not_distributed=Check(float(nd["min_trap_score"]), signals(nd["signals"], "not_distributed")),
-        max_distributed_score=float(nd["max_distributed_score"]),
+        not_in_queue=Check(float(nd["min_trap_score"]), signals(nd["signals"], "not_distributed")),
+        max_queue_score=float(nd["max_distributed_score"]),
         module_high=float(mods["high"]),
         module_medium=float(mods["medium"]),
         module_min_share=float(mods["min_share"]),
@@ -357,7 +356,7 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
         words=dict(data.get("words") or {}),
         module_max_labels=int(mods.get("max_labels", DEFAULT_MODULE_MAX_LABELS)),
         modifiers=modifiers,
-        declared_not_distributed=declared(nd.get("declared")),
+        declared_not_in_queue=declared(nd.get("declared")),
         min_trap_score_unopposed=(float(nd["min_trap_score_unopposed"]) if "min_trap_score_unopposed" in nd
                                   else None),
         type_slots=type_slots,

@@ -25,7 +25,11 @@ import re
 from dataclasses import dataclass
 
 DEFAULT_TEAM = "team"
-NOT_IN_QUEUE = "not_distributed"  # the plan's stable outcome and step key (triage.core.plan.OUTCOMES)
+# The plan's stable words for step 1 (its JSON contract: tools read them, whatever the queue): the outcome and step
+# 1's decision when the issue is sent back, the rubric's key for that section and comment, and step 1's decision
+# when the issue is the queue's. They are the first queue's words; `QueueWords` says what a person sees.
+NOT_IN_QUEUE = "not_distributed"
+IN_QUEUE = "distributed"
 
 # (queue-neutral path, the procedure's path): renamed before anything reads the rubric.
 ALIASES = (

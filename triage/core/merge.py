@@ -118,5 +118,6 @@ class MergePolicy:
 MODEL_DECIDES = MergePolicy("model decides")
 HYBRID = MergePolicy("hybrid", {4: type_read_by_the_model, 5: flag_stands_unless_cleared_for_cause})
 
-__all__ = ["HYBRID", "Judgement", "MODEL_DECIDES", "MergePolicy", "MergeRule", "flag_stands_unless_cleared_for_cause",
+__all__ = ["HYBRID", "Judgement", "MODEL_DECIDES", "MergePolicy", "MergeRule",
+           "flag_stands_unless_cleared_for_cause",
            "type_read_by_the_model"]

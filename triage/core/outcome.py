@@ -18,7 +18,7 @@ from triage.core.vocab import Outcome, Role
 class Classification:
     """The module and sub-oncall labels among some of an issue's labels, and whether together they are a whole
     classification: a module and a sub-oncall, or a module alone in a queue whose default route adds no
-    sub-oncall label (PyTorch's pt2 queue)."""
+    sub-oncall label."""
 
     modules: tuple[str, ...]
     oncalls: tuple[str, ...]
@@ -50,7 +50,7 @@ class OutcomeFacts:
     on the issue; both then ask `derive_outcome`, so their stories cannot drift apart."""
 
     flagged: bool = False  # step 5 flagged it: a person looks first
-    not_distributed: bool = False  # step 1 sent it back for a person to re-route
+    not_in_queue: bool = False  # step 1 sent it back for a person to re-route
     classified_by_person: bool = False  # step 0: nothing to add but the marker
     routed: bool = True  # a sub-oncall (or the queue's unlabelled route) is known
     route_stops: bool = False  # the route's team triages further itself
@@ -61,8 +61,8 @@ class OutcomeFacts:
 def derive_outcome(facts: OutcomeFacts) -> Outcome:
     if facts.flagged:
         return Outcome.HIGH_PRIORITY
-    if facts.not_distributed:
-        return Outcome.NOT_DISTRIBUTED
+    if facts.not_in_queue:
+        return Outcome.NOT_IN_QUEUE
     if facts.classified_by_person:
         return Outcome.ALREADY_TRIAGED
     if not facts.routed:

@@ -6,6 +6,7 @@ May import: the standard library, `triage.core.vocab`, `triage.core.drops`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from typing import Any
 
 from triage.core.drops import Drop
@@ -13,6 +14,27 @@ from triage.core.vocab import Confidence, Outcome
 
 OUTCOMES = tuple(Outcome)  # what each means: `triage.core.vocab.Outcome`
 CONFIDENCES = tuple(Confidence)
+
+
+class FallbackKind(StrEnum):
+    """Why a model planner's plan is the rubric's: the run's configured call budget was spent (a limit the user
+    set: said, not a failure), or the model failed (provider, timeout, prompt template, an unusable answer)."""
+
+    BUDGET = "budget"
+    FAILURE = "failure"
+
+
+@dataclass(frozen=True)
+class ModelFallback:
+    """A model planner fell back to the rubric's plan: of which kind, and why in one line (the plan's JSON keeps
+    the line as `usage.fallback`). The Action's and the CLI's exit status are chosen from `kind`."""
+
+    kind: FallbackKind
+    reason: str
+
+    @property
+    def failed(self) -> bool:
+        return self.kind == FallbackKind.FAILURE
 
 
 @dataclass(frozen=True)
@@ -39,8 +61,10 @@ class Plan:
     steps: tuple[Any, ...] = field(default=(), compare=False)
     # What the planner spent (model calls, tokens, cost), when it spent anything.
     usage: dict[str, Any] | None = field(default=None, compare=False)
+    # A model planner fell back to the rubric: the typed kind and reason (the JSON says it in `usage.fallback`).
+    fallback: ModelFallback | None = field(default=None, compare=False)
 
-    def with_(self, **changes) -> "Plan":
+    def with_(self, **changes) -> Plan:
         return replace(self, **changes)
 
     @property

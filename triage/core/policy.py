@@ -2,9 +2,10 @@
 
 It trusts no planner. A proposal (from the rubric, a model, or anything else) is a *request*: a set of labels,
 perhaps a template name, and an outcome it claims. The policy keeps what the procedure allows, records a `Drop`
-(`triage.core.drops`: what, and which rule) for every label or comment it drops or flow it changes, and then *derives* the plan's sub-oncall, modules and outcome from the
-labels that survive, so the plan's story can never disagree with what is written. It never reads the issue's
-text; it looks only at the issue's labels and comments and at the configuration.
+(`triage.core.drops`: what, and which rule) for every label or comment it drops or flow it changes, and then
+*derives* the plan's sub-oncall, modules and outcome from the labels that survive, so the plan's story can never
+disagree with what is written. It never reads the issue's text; it looks only at the issue's labels and comments
+and at the configuration.
 
 The rules (the seed's constraints, plus the semantic rules PyTorch's own apply step uses):
 - an issue carrying the opt-out label (labels.json role `skip`, `ptd-bot-skip` by default) gets nothing at all,
@@ -21,7 +22,8 @@ The rules (the seed's constraints, plus the semantic rules PyTorch's own apply s
 - the high-priority flow adds review and never the marker; every other flow that writes anything adds the
   marker (the procedure's "add the marker whenever the bot has processed the issue");
 - comments come only from the configured templates, re-rendered here (a planner picks a template, never the
-  words), and never twice: a template counts as posted when our own account's comment carries its marker.
+  words), and never twice: a template counts as posted when our own account's comment carries its marker; an
+  issue created before a sweep's not-before (mode labels-only) gets no comment at all.
 
 May import: the standard library, `triage.config`, `triage.core.plan`, `triage.core.snapshot`,
 `triage.core.outcome`, `triage.core.drops`, `triage.core.vocab`.
@@ -32,7 +34,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from triage.config.bundle import Bundle
-from triage.config.words import queue_words
 from triage.config.templates import has_marker
 from triage.core.drops import Drop, DropKind
 from triage.core.outcome import OutcomeFacts, classification, derive_outcome
@@ -41,9 +42,10 @@ from triage.core.snapshot import IssueSnapshot
 from triage.core.vocab import CommentStep, Outcome, Role
 
 # The order labels are written in: routing first, then classification, then flags, marker last.
-ROLE_ORDER = {Role.SUB_ONCALL: 0, Role.MODULE: 1, Role.TYPE: 2, Role.REVIEW: 3, Role.REPRODUCTION: 4, Role.MARKER: 5}
+ROLE_ORDER: dict[str, int] = {Role.SUB_ONCALL: 0, Role.MODULE: 1, Role.TYPE: 2, Role.REVIEW: 3,
+                              Role.REPRODUCTION: 4, Role.MARKER: 5}
 # Claims a proposal may make about the flow; anything else is treated as an ordinary triage.
-HIGH_PRIORITY, NOT_DISTRIBUTED, NOTHING = Outcome.HIGH_PRIORITY, Outcome.NOT_DISTRIBUTED, Outcome.NOTHING_TO_DO
+HIGH_PRIORITY, NOT_IN_QUEUE, NOTHING = Outcome.HIGH_PRIORITY, Outcome.NOT_IN_QUEUE, Outcome.NOTHING_TO_DO
 
 
 def already_posted(snapshot: IssueSnapshot, template: str, own_logins: frozenset[str] | None) -> bool:
@@ -75,7 +77,7 @@ class _Draft:
         return self.proposal.outcome
 
     def drop(self, kind: DropKind, subject=None, *context) -> None:
-        words = queue_words(self.bundle.rubric.words, self.bundle.labels.queue_label)
+        words = self.bundle.words
         self.drops.append(Drop(kind, subject, tuple(context), team=words.team, not_in_queue=words.not_in_queue))
 
     def role(self, name: str):
@@ -87,13 +89,16 @@ class _Draft:
 
 
 def enforce(proposal: Plan, snapshot: IssueSnapshot, bundle: Bundle, *,
-            own_logins: frozenset[str] | None = None) -> Plan:
+            own_logins: frozenset[str] | None = None, before_cutoff: str | None = None) -> Plan:
+    """The proposal as the rules allow it (see the module's docstring). `before_cutoff`: the issue was created
+    before the sweep's not-before in mode labels-only (the cut-off, as configured): it gets its labels and never a
+    comment."""
     d = _Draft(proposal, snapshot, bundle)
     if bundle.labels.opted_out(snapshot.labels):  # a person opted the issue out: nothing, whoever asked
         d.drop(DropKind.OPTED_OUT, bundle.labels.skip)
         return _final(d, None, NOTHING, None, ())
     if d.claim == NOTHING:
-        if any(l not in snapshot.labels for l in proposal.add_labels) or proposal.comment is not None:
+        if any(label not in snapshot.labels for label in proposal.add_labels) or proposal.comment is not None:
             d.drop(DropKind.NOTHING_TO_DO)
         return _final(d, None, NOTHING, None, ())
     if d.claim not in OUTCOMES:
@@ -102,26 +107,30 @@ def enforce(proposal: Plan, snapshot: IssueSnapshot, bundle: Bundle, *,
     oncall, route = _sub_oncall(d)
     _modules_of_route(d, route)
     _module_cap(d)
-    new_modules = [l for l in d.wanted if d.role(l) == Role.MODULE]
-    if d.claim == NOT_DISTRIBUTED:
-        for name in [l for l in d.wanted if d.role(l) in _ROUTING]:
-            d.drop(DropKind.ROUTING_NOT_DISTRIBUTED, name)
-        d.wanted = [l for l in d.wanted if d.role(l) not in _ROUTING]
-        existing = [l for l in snapshot.labels if d.role(l) == Role.SUB_ONCALL]
+    new_modules = [label for label in d.wanted if d.role(label) == Role.MODULE]
+    if d.claim == NOT_IN_QUEUE:
+        for name in [label for label in d.wanted if d.role(label) in _ROUTING]:
+            d.drop(DropKind.ROUTING_NOT_IN_QUEUE, name)
+        d.wanted = [label for label in d.wanted if d.role(label) not in _ROUTING]
+        existing = [label for label in snapshot.labels if d.role(label) == Role.SUB_ONCALL]
         oncall, route, new_modules = (existing[0] if existing else None), None, []
     _flow(d, oncall, route)
-    d.wanted.sort(key=lambda l: ROLE_ORDER.get(d.role(l) or "", 9))  # stable within a role
+    d.wanted.sort(key=lambda label: ROLE_ORDER.get(d.role(label) or "", 9))  # stable within a role
     comment = _comment(d, own_logins)
+    if comment is not None and before_cutoff:  # an old issue: labelled, never commented on
+        d.drop(DropKind.BEFORE_CUTOFF, comment.template, before_cutoff)
+        comment = None
     # The story, derived from what will be on the issue.
     labels = bundle.labels
-    all_modules = tuple(dict.fromkeys(l for l in (*snapshot.labels, *d.wanted) if labels.role(l) == Role.MODULE))
+    all_modules = tuple(dict.fromkeys(label for label in (*snapshot.labels, *d.wanted)
+                                      if labels.role(label) == Role.MODULE))
     outcome = _derive_outcome(d.claim, snapshot, bundle, d.wanted, oncall, route, all_modules)
     # The modules the plan stands for: those it proposed that will be on the issue, and every one it adds.
     chosen = tuple(m for m in dict.fromkeys((*proposal.modules, *new_modules)) if m in all_modules)
     return _final(d, comment, outcome, oncall, chosen)
 
 
-_ROUTING = (Role.MODULE, Role.SUB_ONCALL, Role.TYPE)  # what an issue flagged as not distributed is not given
+_ROUTING = (Role.MODULE, Role.SUB_ONCALL, Role.TYPE)  # what an issue step 1 sent back is not given
 
 
 def _allowlisted(d: _Draft) -> None:
@@ -140,19 +149,20 @@ def _sub_oncall(d: _Draft) -> tuple[str | None, str | None]:
     """Exactly one sub-oncall ends up on the issue, and an existing one is never second-guessed. Returns the
     issue's sub-oncall and route (either may be None)."""
     rubric = d.bundle.rubric
-    existing = [l for l in d.snapshot.labels if d.role(l) == Role.SUB_ONCALL]
-    proposed = [l for l in d.wanted if d.role(l) == Role.SUB_ONCALL]
+    existing = [label for label in d.snapshot.labels if d.role(label) == Role.SUB_ONCALL]
+    proposed = [label for label in d.wanted if d.role(label) == Role.SUB_ONCALL]
     if existing:
         for extra in proposed:
             d.drop(DropKind.SUB_ONCALL_EXISTS, extra, existing[0])
     elif len(proposed) > 1:
         d.drop(DropKind.SUB_ONCALLS_REFUSED, tuple(proposed))
     if existing or len(proposed) > 1:
-        d.wanted = [l for l in d.wanted if d.role(l) != Role.SUB_ONCALL]
-    oncall = existing[0] if existing else next((l for l in d.wanted if d.role(l) == Role.SUB_ONCALL), None)
+        d.wanted = [label for label in d.wanted if d.role(label) != Role.SUB_ONCALL]
+    oncall = existing[0] if existing else next(
+        (label for label in d.wanted if d.role(label) == Role.SUB_ONCALL), None)
     route = rubric.route_of_label(oncall) if oncall else None
     if oncall is None and len(proposed) <= 1:
-        # A queue may have one route whose team adds no sub-oncall label (pt2's main oncall): an issue left
+        # A queue may have one route whose team adds no sub-oncall label (its main oncall): an issue left
         # without one is on that route. A refused pair of sub-oncalls is not: a human routes it.
         route = rubric.unlabelled_route
     return oncall, route
@@ -161,7 +171,7 @@ def _sub_oncall(d: _Draft) -> tuple[str | None, str | None]:
 def _modules_of_route(d: _Draft, route: str | None) -> None:
     """Modules belong to a route: none is added without a route, and only the route's own (or a module that fits
     every route, `route: null` in the allowlist) after routing."""
-    for name in [l for l in d.wanted if d.role(l) == Role.MODULE]:
+    for name in [label for label in d.wanted if d.role(label) == Role.MODULE]:
         home = d.bundle.labels.route(name)
         if route is None:
             d.drop(DropKind.MODULE_WITHOUT_ROUTE, name)
@@ -176,7 +186,7 @@ def _module_cap(d: _Draft) -> None:
     """No more module labels on one issue than the queue allows (rubric `modules.max_labels`): a plan with seven is
     not a classification. The first proposed are kept (a planner's ranking); the rest are dropped."""
     cap = d.bundle.rubric.module_max_labels
-    for name in [l for l in d.wanted if d.role(l) == Role.MODULE][cap:]:
+    for name in [label for label in d.wanted if d.role(label) == Role.MODULE][cap:]:
         d.drop(DropKind.MODULES_OVER_CAP, name, cap)
         d.wanted.remove(name)
 
@@ -184,8 +194,8 @@ def _module_cap(d: _Draft) -> None:
 def _flow(d: _Draft, oncall: str | None, route: str | None) -> None:
     """What the marker and the review label must be, whatever the proposal says."""
     labels, rubric, snapshot = d.bundle.labels, d.bundle.rubric, d.snapshot
-    modules_after = [l for l in (*snapshot.labels, *d.wanted) if labels.role(l) == Role.MODULE]
-    needs_review = d.claim == NOT_DISTRIBUTED
+    modules_after = [label for label in (*snapshot.labels, *d.wanted) if labels.role(label) == Role.MODULE]
+    needs_review = d.claim == NOT_IN_QUEUE
     if not needs_review and oncall is None and route is None:
         needs_review = True
         if d.claim != HIGH_PRIORITY:
@@ -200,7 +210,7 @@ def _flow(d: _Draft, oncall: str | None, route: str | None) -> None:
     if d.claim == HIGH_PRIORITY:
         if labels.marker in d.wanted:
             d.drop(DropKind.MARKER_IN_HIGH_PRIORITY)
-        d.wanted = [l for l in d.wanted if l != labels.marker]
+        d.wanted = [label for label in d.wanted if label != labels.marker]
     elif not d.has(labels.marker):
         d.wanted.append(labels.marker)
 
@@ -215,8 +225,8 @@ def _comment(d: _Draft, own_logins: frozenset[str] | None) -> PlannedComment | N
         d.drop(DropKind.UNKNOWN_TEMPLATE, name)
     elif name not in posted_by_steps.values():
         d.drop(DropKind.TEMPLATE_OF_NO_STEP, name)
-    elif name == posted_by_steps.get(CommentStep.NOT_DISTRIBUTED) and d.claim != NOT_DISTRIBUTED:
-        d.drop(DropKind.NOT_DISTRIBUTED_COMMENT, name)
+    elif name == posted_by_steps.get(CommentStep.NOT_IN_QUEUE) and d.claim != NOT_IN_QUEUE:
+        d.drop(DropKind.NOT_IN_QUEUE_COMMENT, name)
     elif already_posted(d.snapshot, name, own_logins):
         d.drop(DropKind.ALREADY_POSTED, name)
     else:
@@ -224,7 +234,7 @@ def _comment(d: _Draft, own_logins: frozenset[str] | None) -> PlannedComment | N
         asks = name in (posted_by_steps.get(CommentStep.NEEDS_REPRODUCTION),
                         posted_by_steps.get(CommentStep.NEEDS_PERFORMANCE_REPRODUCTION))
         if asks and not d.has(labels.reproduction):
-            d.wanted.insert(len([l for l in d.wanted if l != labels.marker]), labels.reproduction)
+            d.wanted.insert(len([label for label in d.wanted if label != labels.marker]), labels.reproduction)
         return PlannedComment(name, bundle.templates.render(name, author=d.snapshot.author))
     return None
 
@@ -235,7 +245,7 @@ def _derive_outcome(claim: str, snapshot: IssueSnapshot, bundle: Bundle, wanted:
     labels, rubric = bundle.labels, bundle.rubric
     return derive_outcome(OutcomeFacts(
         flagged=claim == Outcome.HIGH_PRIORITY,
-        not_distributed=claim == Outcome.NOT_DISTRIBUTED,
+        not_in_queue=claim == Outcome.NOT_IN_QUEUE,
         classified_by_person=claim == Outcome.ALREADY_TRIAGED and set(wanted) <= {labels.marker}
         and classification(snapshot.labels, labels, rubric).complete,
         routed=oncall is not None or route is not None,

@@ -98,7 +98,7 @@ class IssueSnapshot:
     def has_label(self, name: str) -> bool:
         return name in self.labels
 
-    def with_comments(self, raw: Any, *, max_comments: int = MAX_COMMENTS) -> "IssueSnapshot":
+    def with_comments(self, raw: Any, *, max_comments: int = MAX_COMMENTS) -> IssueSnapshot:
         """The same issue with these comments (REST comment objects) read in place of its own, within the same
         limits, so a caller that read the issue first and its comments later parses the issue once."""
         if not isinstance(raw, list):
@@ -186,7 +186,8 @@ def _issue_object(obj: dict) -> dict:
     raise InputError("not an issue: expected a REST issue object, a snapshot with 'issue', or an event payload")
 
 
-def snapshot_from_json(obj: Any, comments: list[dict] | None = None, *, max_comments: int = MAX_COMMENTS) -> IssueSnapshot:
+def snapshot_from_json(obj: Any, comments: list[dict] | None = None, *,
+                       max_comments: int = MAX_COMMENTS) -> IssueSnapshot:
     if not isinstance(obj, dict):
         raise InputError("expected a JSON object")
     issue = _issue_object(obj)

@@ -9,7 +9,8 @@ procedure decided it: no step function calls another (tests/test_procedure_rules
 tie steps together (stops, a dismissed flag, no reproduction asked of a request) are the procedure's.
 
 May import: the standard library, `triage.text`, `triage.config` (types), `triage.core.snapshot`,
-`triage.core.outcome` (who classified it), `triage.core.authors` (who said what), `triage.core.vocab`.
+`triage.core.outcome` (who classified it), `triage.core.authors` (who said what), `triage.core.step_result` (what a
+step returns, re-exported here), `triage.core.vocab`.
 """
 
 from __future__ import annotations
@@ -18,32 +19,16 @@ from dataclasses import dataclass, field
 
 from triage.config.labels import LabelSet
 from triage.config.rubric import Check, Rubric
+from triage.config.words import queue_words
 from triage.core.authors import people_comments, reporter
 from triage.core.outcome import classification
-from triage.config.words import queue_words
 from triage.core.snapshot import IssueSnapshot
-from triage.core.vocab import SKIPPED, Confidence, Distributed, Flag, Reproduction, Role, Triaged, TypeKind
+from triage.core.step_result import StepResult
+from triage.core.step_result import skipped as skipped  # re-exported: the procedure skips a step with it
+from triage.core.vocab import Confidence, Flag, InQueue, Reproduction, Role, Triaged, TypeKind
 from triage.text.document import Document, build_document
 from triage.text.frames import read_slots, reads, score_frames, stronger_reading, sum_frames
 from triage.text.matching import Evidence, score, summarize
-
-
-@dataclass(frozen=True)
-class StepResult:
-    """What one step decided. `stop` ends the procedure after this step; `skipped` says the step did not
-    apply (its reason says why) and decided nothing."""
-
-    step: int
-    decision: str
-    labels: tuple[str, ...] = ()
-    reason: str = ""
-    evidence: tuple[Evidence, ...] = ()
-    comment: str | None = None  # a template name
-    stop: bool = False
-    skipped: bool = False
-    score: float | None = None  # the decision's score, where the step has one (step 5: the high-priority score)
-    by: str = "rubric"  # which planner decided this step (hybrid plans mix the rubric's and the model's)
-    criteria: tuple[str, ...] = ()  # step 5's flag: the criteria it names (the rubric's best, or the model's)
 
 
 @dataclass(frozen=True)
@@ -53,8 +38,8 @@ class Analysis:
     topic_evidence: dict[str, list[Evidence]] = field(default_factory=dict)
 
     @property
-    def distributed_score(self) -> float:
-        """All positive evidence that this is about distributed training at all."""
+    def queue_score(self) -> float:
+        """All positive evidence that the issue is the queue's at all (every topic's)."""
         return sum(max(s, 0.0) for s in self.topic_scores.values())
 
 
@@ -86,10 +71,6 @@ def passes(g: Check, analysis: Analysis, rubric: Rubric) -> tuple[bool, float, l
     return total >= g.min_score and total > 0, total, evidence
 
 
-def skipped(step: int, why: str) -> StepResult:
-    return StepResult(step, SKIPPED, reason=f"step {step}: {why}", skipped=True)
-
-
 # --- step 0: already triaged by a human? ------------------------------------------------------------
 
 
@@ -97,19 +78,22 @@ def step0_already_triaged(snapshot: IssueSnapshot, labels: LabelSet, rubric: Rub
     """A human classified it when it has both an allowlisted module label and a sub-oncall, added by people:
     labels this bot added itself (the snapshot knows who added what, when the caller read the label events)
     are its own earlier work, not a human's classification. In a queue whose default route adds no sub-oncall
-    label (PyTorch's pt2 queue), module labels alone are a complete classification."""
-    human = classification((l for l in snapshot.labels if l not in snapshot.labels_added_by_bots), labels, rubric)
+    label, module labels alone are a complete classification."""
+    by_people = (label for label in snapshot.labels if label not in snapshot.labels_added_by_bots)
+    human = classification(by_people, labels, rubric)
     modules, oncalls = list(human.modules), list(human.oncalls)
     if human.complete:
         where = oncalls[0] if oncalls else f"route {human.unlabelled_route}"
         return StepResult(0, Triaged.ALREADY, (labels.marker,), stop=True,
                           reason=f"step 0: already triaged by a human ({where}; {', '.join(modules)})")
-    ours = [l for l in snapshot.labels
-            if l in snapshot.labels_added_by_bots and labels.role(l) in (Role.MODULE, Role.SUB_ONCALL)]
+    ours = [label for label in snapshot.labels
+            if label in snapshot.labels_added_by_bots and labels.role(label) in (Role.MODULE, Role.SUB_ONCALL)]
     if human.partial:
-        return StepResult(0, Triaged.PARTLY, reason=f"step 0: partly triaged ({', '.join(modules + oncalls)}), continuing")
+        return StepResult(0, Triaged.PARTLY,
+                          reason=f"step 0: partly triaged ({', '.join(modules + oncalls)}), continuing")
     if ours:
-        return StepResult(0, Triaged.NOT_YET, reason=f"step 0: only labels a bot added ({', '.join(ours)}), continuing")
+        return StepResult(0, Triaged.NOT_YET,
+                          reason=f"step 0: only labels a bot added ({', '.join(ours)}), continuing")
     return StepResult(0, Triaged.NOT_YET, reason=f"step 0: no module or {_team(rubric, labels)} label yet")
 
 
@@ -119,29 +103,29 @@ def _team(rubric: Rubric | None, labels: LabelSet) -> str:
     return queue_words(rubric.words if rubric is not None else None, labels.queue_label).team
 
 
-# --- step 1: is this actually a distributed issue? -------------------------------------------------
+# --- step 1: is this the queue's issue at all? -----------------------------------------------------
 
 
-def step1_not_distributed(analysis: Analysis, rubric: Rubric, labels: LabelSet, template: str) -> StepResult:
+def step1_not_in_queue(analysis: Analysis, rubric: Rubric, labels: LabelSet, template: str) -> StepResult:
     """Not in the queue only when a known trap matches AND the queue's evidence is weak: a wrong 'not in the
-    queue' sends a real bug away, so both must hold. The reporter's own word that no distributed code is involved
-    (`not_distributed.declared`) is such a trap, weighed against the distributed code actually run (a script or a
-    traceback), not against names dropped in the text. The reasons use the queue's words (`rubric.words`)."""
+    queue' sends a real bug away, so both must hold. The reporter's own word that none of the queue's code is
+    involved (the trap's `declared` part) is such a trap, weighed against the queue's code actually run (a script
+    or a traceback), not against names dropped in the text. The reasons use the queue's words (`rubric.words`)."""
     words = queue_words(rubric.words, labels.queue_label)
-    trapped, trap_score, trap_evidence = passes(rubric.not_distributed, analysis, rubric)
-    declared = rubric.declared_not_distributed
+    trapped, trap_score, trap_evidence = passes(rubric.not_in_queue, analysis, rubric)
+    declared = rubric.declared_not_in_queue
     said, said_score, said_evidence, tried = _declared(declared, analysis, rubric)
-    dist, rest = analysis.distributed_score, analysis
+    dist, rest = analysis.queue_score, analysis
     if trapped or said:
-        # What the trap itself matched is not the queue's evidence: `undefined symbol: ncclX` at
-        # `import torch` names NCCL, yet it is a packaging problem. Score again without it.
+        # What the trap itself matched is not the queue's evidence (an import error that names a library of the
+        # queue is still a packaging problem): score again without it.
         rest = score_topics(analysis.doc.without([e.text for e in trap_evidence + said_evidence]), rubric)
-        dist = rest.distributed_score
+        dist = rest.queue_score
     if not trapped and dist <= 0 and rubric.min_trap_score_unopposed is not None:
-        trapped = trap_score >= rubric.min_trap_score_unopposed  # a single GPU said, and nothing distributed at all
-    if trapped and dist <= rubric.max_distributed_score:
+        trapped = trap_score >= rubric.min_trap_score_unopposed  # a strong trap, and nothing of the queue at all
+    if trapped and dist <= rubric.max_queue_score:
         return StepResult(
-            1, Distributed.NO, (labels.review, labels.marker), comment=template, stop=True,
+            1, InQueue.NO, (labels.review, labels.marker), comment=template, stop=True,
             evidence=tuple(trap_evidence), score=trap_score,
             reason=(f"step 1: {words.not_in_queue} — trap score {trap_score:g} ({summarize(trap_evidence, 2)}), "
                     f"{words.queue} evidence only {dist:g}"),
@@ -149,26 +133,27 @@ def step1_not_distributed(analysis: Analysis, rubric: Rubric, labels: LabelSet, 
     run = _evidence_in(rest, declared.locations) if declared else 0.0
     if said and (run <= declared.max_run_score or tried) and dist < declared.outweighed * said_score:  # type: ignore[union-attr]
         return StepResult(
-            1, Distributed.NO, (labels.review, labels.marker), comment=template, stop=True,
+            1, InQueue.NO, (labels.review, labels.marker), comment=template, stop=True,
             evidence=tuple(said_evidence), score=said_score,
             reason=(f"step 1: {words.not_in_queue} — the reporter says so ({summarize(said_evidence, 2)}); "
                     f"{words.queue} code run only {run:g}, evidence {dist:g}"),
         )
     if trapped or said:
         found = trap_evidence or said_evidence
-        return StepResult(1, Distributed.YES, evidence=tuple(found), score=dist,
+        return StepResult(1, InQueue.YES, evidence=tuple(found), score=dist,
                           reason=f"step 1: a '{words.not_in_queue}' trap matched ({summarize(found, 1)}) "
                                  f"but {words.queue} evidence is {dist:g}")
     if dist <= 0:
-        return StepResult(1, Distributed.YES, score=dist,
-                          reason="step 1: no evidence either way; kept in the queue (only a matched trap sends an issue away)")
-    return StepResult(1, Distributed.YES, score=dist, reason=f"step 1: {words.queue} (evidence {dist:g})")
+        return StepResult(1, InQueue.YES, score=dist,
+                          reason="step 1: no evidence either way; kept in the queue (only a matched trap sends an "
+                                 "issue away)")
+    return StepResult(1, InQueue.YES, score=dist, reason=f"step 1: {words.queue} (evidence {dist:g})")
 
 
 def _declared(declared, analysis: Analysis, rubric: Rubric) -> tuple[bool, float, list[Evidence], bool]:
-    """The reporter's word that no distributed code is involved: (said, score, evidence, tried). Statements and
-    experiments add up; `tried` is an experiment alone reaching the declaration's score (the failure outlived the
-    distributed code that the issue's script shows, so that script is no counter-evidence)."""
+    """The reporter's word that none of the queue's code is involved: (said, score, evidence, tried). Statements
+    and experiments add up; `tried` is an experiment alone reaching the declaration's score (the failure outlived
+    the queue's code that the issue's script shows, so that script is no counter-evidence)."""
     if not declared:
         return False, 0.0, [], False
     weights = {**rubric.locations, **declared.weights}
@@ -179,7 +164,8 @@ def _declared(declared, analysis: Analysis, rubric: Rubric) -> tuple[bool, float
 
 
 def _evidence_in(analysis: Analysis, locations: tuple[str, ...]) -> float:
-    """The queue's positive evidence found in the given locations (e.g. code actually run: a script, a traceback)."""
+    """The queue's positive evidence found in the given locations (e.g. code actually run: a script, a
+    traceback)."""
     return sum(e.points for found in analysis.topic_evidence.values() for e in found
                if e.points > 0 and e.location in locations)
 
@@ -202,8 +188,9 @@ def route_scores(snapshot: IssueSnapshot, analysis: Analysis, rubric: Rubric, la
         evidence[route].extend(found)
     # A module label already on the issue (the first-level bot adds some) is strong evidence.
     for name in snapshot.labels:
-        route = labels.route(name) if labels.role(name) == Role.MODULE else None
-        if route in totals:
+        home = labels.route(name) if labels.role(name) == Role.MODULE else None
+        if home is not None and home in totals:
+            route = home
             totals[route] += rubric.existing_module_weight
             evidence[route].append(Evidence("existing-label", "labels", name, rubric.existing_module_weight))
     return totals, evidence
@@ -229,7 +216,8 @@ def step2_route(snapshot: IssueSnapshot, analysis: Analysis, rubric: Rubric, lab
         later = max((totals[r] for r in order[i + 1 :]), default=0.0)
         if totals[route] >= rule.min_score and totals[route] > 0 and totals[route] >= rule.min_ratio * later:
             chosen = route
-            why = f"step 2: {route} (score {totals[route]:g} vs {later:g} for later routes): {summarize(evidence[route], 3)}"
+            why = (f"step 2: {route} (score {totals[route]:g} vs {later:g} for later routes): "
+                   f"{summarize(evidence[route], 3)}")
             break
     else:
         shown = ", ".join(f"{r} {totals[r]:g}" for r in order)
@@ -243,7 +231,8 @@ def step2_route(snapshot: IssueSnapshot, analysis: Analysis, rubric: Rubric, lab
 # --- step 3: classify module -----------------------------------------------------------------------
 
 
-def step3_modules(snapshot: IssueSnapshot, analysis: Analysis, rubric: Rubric, labels: LabelSet, route: str) -> StepResult:
+def step3_modules(snapshot: IssueSnapshot, analysis: Analysis, rubric: Rubric, labels: LabelSet,
+                  route: str) -> StepResult:
     """Module labels for the route, with confidence high/medium (decision) or low, which picks nothing
     and asks for a human (the review label)."""
     per_label: dict[str, float] = {}
@@ -253,46 +242,51 @@ def step3_modules(snapshot: IssueSnapshot, analysis: Analysis, rubric: Rubric, l
             continue
         per_label[topic.label] = per_label.get(topic.label, 0.0) + analysis.topic_scores[topic.name]
         evidence.setdefault(topic.label, []).extend(analysis.topic_evidence[topic.name])
-    existing = [l for l in snapshot.labels if labels.role(l) == Role.MODULE and labels.route(l) in (route, None)]
+    existing = [label for label in snapshot.labels
+                if labels.role(label) == Role.MODULE and labels.route(label) in (route, None)]
     for name in existing:
         per_label[name] = max(per_label.get(name, 0.0), rubric.module_high)
     ranked = sorted(per_label.items(), key=lambda kv: (-kv[1], kv[0]))
     if not ranked or ranked[0][1] < rubric.module_medium:
-        matched = [(l, s) for l, s in ranked if s > 0]
-        best = f"best {matched[0][0]} {matched[0][1]:g} < {rubric.module_medium:g}" if matched else "no evidence for any module"
+        matched = [(label, s) for label, s in ranked if s > 0]
+        best = (f"best {matched[0][0]} {matched[0][1]:g} < {rubric.module_medium:g}" if matched
+                else "no evidence for any module")
         return StepResult(3, Confidence.LOW, (labels.review,), reason=f"step 3: module unclear ({best}), no guess")
     top = ranked[0][1]
-    # A module in the title's own tag ("[DTensor][FSDP] ...") is one the reporter filed the issue under, the most
+    # A module in the title's own tag ("[Module][Other] ...") is one the reporter filed the issue under, the most
     # explicit mention there is: it is chosen whatever its share of the top module's score. The share keeps out
     # modules the body merely touches. (A module only named in the title's words does not get this: measured on
-    # dev2 and pt2, that let in more wrong modules than right ones.)
-    tagged = {l for l in per_label
-              if any(e.location == "title" and e.points > 0 and e.text.startswith("[") for e in evidence.get(l, []))}
-    chosen = [l for l, s in ranked
-              if s >= rubric.module_medium and (s >= rubric.module_min_share * top or l in tagged)]
+    # two queues' dev sets, that let in more wrong modules than right ones.)
+    tagged = {label for label in per_label
+              if any(e.location == "title" and e.points > 0 and e.text.startswith("[")
+                     for e in evidence.get(label, []))}
+    chosen = [label for label, s in ranked
+              if s >= rubric.module_medium and (s >= rubric.module_min_share * top or label in tagged)]
     confidence = Confidence.HIGH if top >= rubric.module_high else Confidence.MEDIUM
-    detail = "; ".join(f"{l} {per_label[l]:g}: {summarize(evidence.get(l, []), 2)}" for l in chosen)
+    detail = "; ".join(f"{label} {per_label[label]:g}: {summarize(evidence.get(label, []), 2)}"
+                       for label in chosen)
     return StepResult(3, confidence, tuple(chosen), reason=f"step 3: {confidence} confidence — {detail}",
-                      evidence=tuple(e for l in chosen for e in evidence.get(l, [])), score=top)
+                      evidence=tuple(e for label in chosen for e in evidence.get(label, [])), score=top)
 
 
 # --- step 4: type labels ---------------------------------------------------------------------------
 
 
 def step4_types(analysis: Analysis, rubric: Rubric, labels: LabelSet) -> StepResult:
-    """The seed's step 4, in its own order: first, is the issue a request at all — does it ask for something (a goal
-    the reporter cannot reach today, a cost they want gone, a change), or report what went wrong? Bug reports,
-    questions and CI or test reports get no type label. Then, of a request: `feature` when what it asks for does not
-    exist today in any form (its evidence must outweigh the evidence that it changes something existing), otherwise
-    `enhancement` — an improvement to something that works — with the performance label when it is about speed or
-    memory. Each check weighs signals and frames (slot classes in one sentence, `types.slots`). The decision is
-    `feature`, `enhancement` or `none`."""
+    """The seed's step 4, in its own order: first, is the issue a request at all — does it ask for something (a
+    goal the reporter cannot reach today, a cost they want gone, a change), or report what went wrong? Bug reports,
+    questions and CI or test reports get no type label. Then, of a request: `feature` when what it asks for does
+    not exist today in any form (its evidence must outweigh the evidence that it changes something existing),
+    otherwise `enhancement` — an improvement to something that works — with the performance label when it is about
+    speed or memory. Each check weighs signals and frames (slot classes in one sentence, `types.slots`). The
+    decision is `feature`, `enhancement` or `none`."""
     slots = read_slots(rubric.type_slots, analysis.doc, plan=reads(rubric.type_frames),  # read once, by sentence
                        said_by=rubric.type_slot_said_by)
     is_request, r_score, r_ev = _weigh(rubric.request, analysis, rubric, slots)
     if not is_request:
-        # Most distributed issues are bug reports (the seed says so); the reason shows what weighed, if anything.
-        why = (f"not a request (score {r_score:g} < {rubric.request.min_score:g}: {summarize(r_ev, 2)}), no type label"
+        # Most of a queue's issues are bug reports (the seed says so); the reason shows what weighed, if anything.
+        why = (f"not a request (score {r_score:g} < {rubric.request.min_score:g}: {summarize(r_ev, 2)}), "
+               "no type label"
                if r_ev else "not a request, no type label")
         return StepResult(4, TypeKind.NONE, evidence=tuple(r_ev), score=r_score, reason=f"step 4: {why}")
     is_feature, f_score, f_ev = _weigh(rubric.feature, analysis, rubric, slots)
@@ -351,7 +345,8 @@ def step5_high_priority(analysis: Analysis, rubric: Rubric, labels: LabelSet, ty
     total = best_points + against if best_points > 0 else 0.0
     evidence = tuple([e for e in best_ev if e.points] + against_ev) if best_points > 0 else ()
     also = [f"{name} {points:g}" for points, name, _ in scored if points > 0 and name != best_name]
-    detail = f"{best_name} {best_points:g}: {summarize(best_ev, 2)}" + (f"; also {', '.join(also)}" if also else "")
+    detail = f"{best_name} {best_points:g}: {summarize(best_ev, 2)}" + (f"; also {', '.join(also)}"
+                                                                          if also else "")
     if against_ev and best_points > 0:
         detail += f"; against {against:g}: {summarize(against_ev, 2)}"
     if best_points <= 0:
@@ -381,7 +376,8 @@ def step6_needs_reproduction(analysis: Analysis, rubric: Rubric, labels: LabelSe
                       if chosen != template else "step 6: no script, code or steps to reproduce")
 
 
-def reproduction_template(analysis: Analysis, rubric: Rubric, template: str, performance_template: str | None) -> str:
+def reproduction_template(analysis: Analysis, rubric: Rubric, template: str,
+                          performance_template: str | None) -> str:
     """Which request for a reproduction to post, whoever judged that one is missing: a report about speed or
     memory gets the performance wording when the rubric names one, because asking for "the error output of every
     rank" about a slowdown is not true to what the reporter saw."""

@@ -4,7 +4,10 @@ Every name is a `StrEnum`, so a plan's JSON, a reason's text and a comparison wi
 the word the seed uses (`Outcome.ROUTED == "routed"`); code names the member and a typo fails at import, not in
 a plan. A step's decision that is data (step 2's route: the queue's own route names) stays a plain string.
 
-May import: the standard library, `triage.config.labels` (the label roles, which labels.json declares).
+No queue's words are written here: step 1's stable words (the plan's JSON contract) are `triage.config.words`.
+
+May import: the standard library, `triage.config.labels` (the label roles, which labels.json declares),
+`triage.config.words` (step 1's stable words).
 """
 
 from __future__ import annotations
@@ -12,11 +15,13 @@ from __future__ import annotations
 from enum import StrEnum
 
 from triage.config.labels import Role
+from triage.config.words import IN_QUEUE as _IN_QUEUE
+from triage.config.words import NOT_IN_QUEUE as _NOT_IN_QUEUE
 
 
 class Outcome(StrEnum):
     ALREADY_TRIAGED = "already_triaged"  # step 0: a person classified it (module + sub-oncall)
-    NOT_DISTRIBUTED = "not_distributed"  # step 1: flagged as mislabelled, for a person to re-route
+    NOT_IN_QUEUE = _NOT_IN_QUEUE  # step 1: flagged as not the queue's, for a person to re-route
     ROUTED = "routed"  # step 2: sent to a sub-team that triages further itself
     CLASSIFIED = "classified"  # step 3: module(s) found with high/medium confidence
     NEEDS_REVIEW = "needs_review"  # a person decides: module unclear, or the policy refused to guess
@@ -40,11 +45,11 @@ class Triaged(StrEnum):
     NOT_YET = "untriaged"
 
 
-class Distributed(StrEnum):
-    """Step 1: is it a distributed issue at all?"""
+class InQueue(StrEnum):
+    """Step 1: is the issue the queue's at all?"""
 
-    YES = "distributed"
-    NO = "not_distributed"
+    YES = _IN_QUEUE
+    NO = _NOT_IN_QUEUE
 
 
 class TypeKind(StrEnum):
@@ -74,12 +79,13 @@ SKIPPED = "skipped"  # any step's decision when it did not apply (its reason say
 
 
 class CommentStep(StrEnum):
-    """The steps that post a comment, as the rubric's `comments:` section keys them (the template names are data)."""
+    """The steps that post a comment, as the rubric's `comments:` section keys them (the template names are
+    data)."""
 
-    NOT_DISTRIBUTED = "not_distributed"
+    NOT_IN_QUEUE = _NOT_IN_QUEUE
     NEEDS_REPRODUCTION = "needs_reproduction"
     NEEDS_PERFORMANCE_REPRODUCTION = "needs_reproduction_performance"
 
 
-__all__ = ["CommentStep", "Confidence", "Distributed", "Flag", "Outcome", "Reproduction", "Role", "SKIPPED",
+__all__ = ["CommentStep", "Confidence", "Flag", "InQueue", "Outcome", "Reproduction", "Role", "SKIPPED",
            "Triaged", "TypeKind"]

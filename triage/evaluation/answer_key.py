@@ -17,10 +17,6 @@ from triage.evaluation.dataset import DatasetError, read_lines
 
 KEY_TYPES = ("feature", "enhancement", "bug", "question", "other")
 REQUEST_TYPES = ("feature", "enhancement")
-KEY_CRITERIA = (
-    "crash", "silent_correctness", "regression", "multinode_hang", "checkpoint_corruption", "internal_assert",
-    "many_users",
-)
 KEY_SURE = ("high", "medium", "low")
 
 
@@ -45,8 +41,10 @@ class KeyEntry:
         return self.type in REQUEST_TYPES
 
 
-def key_entry_from_json(obj: Any) -> KeyEntry:
-    """Validate one parsed key line; ValueError with a short message naming the field."""
+def key_entry_from_json(obj: Any, criteria: Iterable[str] | None = None) -> KeyEntry:
+    """Validate one parsed key line; ValueError with a short message naming the field. `criteria`: the step 5
+    criteria the queue has (its rubric's `high_priority.criteria` names): a key's criterion must be one of them
+    (None: any name)."""
     if not isinstance(obj, dict):
         raise ValueError("expected a JSON object")
     if not isinstance(obj.get("id"), str) or not obj["id"]:
@@ -57,8 +55,11 @@ def key_entry_from_json(obj: Any) -> KeyEntry:
         if not isinstance(obj.get(name), bool):
             raise ValueError(f"'{name}' must be true or false")
     criterion = obj.get("criterion")
-    if obj["high_priority"] and criterion not in KEY_CRITERIA:
-        raise ValueError(f"'criterion' must be one of {', '.join(KEY_CRITERIA)} when high_priority is true")
+    known = tuple(criteria) if criteria is not None else None
+    if obj["high_priority"] and (not isinstance(criterion, str) or not criterion
+                                 or (known is not None and criterion not in known)):
+        named = f"one of {', '.join(known)}" if known is not None else "a criterion's name"
+        raise ValueError(f"'criterion' must be {named} (the queue's step 5 criteria) when high_priority is true")
     if not obj["high_priority"] and criterion is not None:
         raise ValueError("'criterion' must be null when high_priority is false")
     if obj["performance"] and obj["type"] != "enhancement":
@@ -83,12 +84,13 @@ def index_key(entries: Iterable[KeyEntry]) -> dict[str, KeyEntry]:
     return out
 
 
-def read_key(path: str | Path) -> dict[str, KeyEntry]:
-    """An answer key file, by id; DatasetError (one line naming the file and line) on the first bad line."""
+def read_key(path: str | Path, criteria: Iterable[str] | None = None) -> dict[str, KeyEntry]:
+    """An answer key file, by id; DatasetError (one line naming the file and line) on the first bad line.
+    `criteria`: the queue's step 5 criteria (see `key_entry_from_json`)."""
     entries = []
     for number, obj in read_lines(path):
         try:
-            entries.append(key_entry_from_json(obj))
+            entries.append(key_entry_from_json(obj, criteria))
         except ValueError as exc:
             raise DatasetError(f"{path}:{number}: {exc}") from None
     if not entries:

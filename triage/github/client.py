@@ -12,7 +12,9 @@ Why it is shaped like this:
   (triage.service.claim) and take only what the bot's own account made: a reaction of its own on an issue, by id
   (`release_claim`), and a comment of its own, by id, checked against its author (`delete_own_comment`).
 - Creating a comment is not idempotent: after a 5xx/timeout GitHub may or may not have stored it, so it is only
-  retried when a dedupe marker lets us look first. Every other write here is safe to retry.
+  retried when we can look first: knowing our own login, we read the comments and take as stored only a comment
+  by that login with exactly the body we posted (never anyone else's, whatever marker it carries); none there, we
+  post again. Without the login we do not retry. Every other write here is safe to retry.
 - It offers what the triage service needs (triage.service.ports.GitHubPort; tests/test_ports.py checks it).
 """
 from __future__ import annotations
@@ -24,7 +26,7 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
 
-from triage.github.names import DEFAULT_API_URL, validate_repo
+from triage.github.names import DEFAULT_API_URL, same_body, validate_repo
 from triage.github.transport import PER_PAGE, GitHubTransport
 from triage.http.decisions import next_page
 from triage.http.errors import (AuthError, BadRequest, BudgetExhausted, HTTPError, NotFound, RateLimited,
@@ -157,16 +159,21 @@ class GitHubClient(GitHubTransport):
 
     # ---- additive writes ---------------------------------------------------------------------------------------
 
-    def create_comment(self, repo: str, number: int, body: str, *, dedupe_marker: str | None = None) -> dict:
+    def create_comment(self, repo: str, number: int, body: str, *, own_login: str | None = None) -> dict:
+        """Post a comment. After a failure GitHub may have acted on (5xx, timeout), the comments are read again and
+        a comment by `own_login` (our account, as configured) with exactly this body is the one stored; none
+        there, it is posted again. Without `own_login` it is not retried (which comment is ours cannot be told)."""
         path = self._issue_path(repo, number, "/comments")
+        wanted = same_body(body)
 
         def after_uncertain_failure(error: BaseException) -> dict | None:
-            if dedupe_marker is None:
+            if not own_login:
                 if isinstance(error, HTTPError):
                     raise error.with_detail("the comment may or may not have been posted, not retrying")
                 raise error
             for comment in self.list_comments(repo, number):
-                if dedupe_marker in (comment.get("body") or ""):
+                author = (comment.get("user") or {}).get("login") if isinstance(comment, dict) else None
+                if author == own_login and same_body(comment.get("body")) == wanted:
                     return comment
             return None
 

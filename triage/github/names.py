@@ -1,4 +1,5 @@
-"""GitHub naming facts that need no HTTP: the default API URL, repository names, bot accounts.
+"""GitHub naming facts that need no HTTP: the default API URL, repository names, bot accounts, and when a comment's
+body as GitHub gives it back is the body that was posted.
 
 Kept apart from `triage.github.client` (which imports requests) so that the planner and the Action's cold path,
 which must stay fast for events that are not ours, can use them too.
@@ -25,6 +26,13 @@ def validate_repo(repo: str) -> tuple[str, str]:
 def is_bot_account(login: str, account_type: str | None) -> bool:
     """GitHub marks apps' accounts with type "Bot"; their logins end in "[bot]" (e.g. github-actions[bot])."""
     return account_type == "Bot" or login.endswith("[bot]")
+
+
+def same_body(body: object) -> str:
+    """A comment's body as compared with what was posted: GitHub may give back CRLF line ends, and trailing space
+    on a line or around the whole is not what tells two comments apart."""
+    text = body if isinstance(body, str) else ""
+    return "\n".join(line.rstrip() for line in text.replace("\r\n", "\n").split("\n")).strip()
 
 
 def resolve_api_url(explicit: str | None, environ: Mapping[str, str]) -> str:

@@ -15,6 +15,9 @@ Why it is shaped like this:
   (`on_maybe_processed`); rate-limit refusals were not processed and are always safe to retry.
 - Pagination links are followed only on the API host (the Authorization header goes wherever we send), and never
   back to a page already read (nor on from a page that repeats one): a self-linking page would read on forever.
+- A read-only client (`read_only=True`: a dry run, plan mode, shadow mode) refuses every request that is not a GET
+  or HEAD with `ReadOnly`, before anything is sent: the second line of defence behind the executor, which in those
+  modes holds no client at all.
 - The token lives only in the session headers; errors are scrubbed of it when built; it is in no repr.
 
 Imports: requests, `triage.http` (decisions, errors, retry loop, pacer), `triage.github.names` and `triage`'s
@@ -36,7 +39,7 @@ import requests
 from triage import __version__
 from triage.github.names import DEFAULT_API_URL, validate_repo
 from triage.http.decisions import Backoff, RateInfo, next_page, rate_from_headers
-from triage.http.errors import BadRequest, BudgetExhausted, HTTPError, Transient
+from triage.http.errors import BadRequest, BudgetExhausted, HTTPError, ReadOnly, Transient
 from triage.http.pacing import WritePacer
 from triage.http.retry import Verdict, call_with_retries, retry, verdict_for_status
 
@@ -92,6 +95,7 @@ class GitHubTransport:
         min_remaining: int = 0,
         writes_per_minute: int = 60,
         writes_per_hour: int = 450,
+        read_only: bool = False,
     ):
         if not token:
             raise ValueError("a GitHub token is required")
@@ -100,6 +104,7 @@ class GitHubTransport:
         self.max_retries = max_retries
         self.max_wait = max_wait
         self.min_remaining = min_remaining
+        self.read_only = read_only  # refuse every write, nothing sent (see the module's docstring)
         self.scoped_reserve = 0  # see reserve()
         self.deadline_at: float | None = None  # absolute clock() time; see deadline()
         self._sleep = sleep
@@ -120,7 +125,8 @@ class GitHubTransport:
         })
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(api_url={self.api_url!r}, requests={self.request_count})"
+        mode = ", read_only=True" if self.read_only else ""
+        return f"{type(self).__name__}(api_url={self.api_url!r}, requests={self.request_count}{mode})"
 
     # ---- budget ------------------------------------------------------------------------------------------------
 
@@ -275,6 +281,9 @@ class GitHubTransport:
         display_path = urlsplit(path.removeprefix(self.api_url)).path or "/"
         kind = "write" if method not in ("GET", "HEAD") else "search" if display_path.startswith("/search/") \
             else "read"
+        if kind == "write" and self.read_only:
+            raise self._error(ReadOnly, None, method, display_path, "this client is read-only (a dry run, plan or "
+                              "shadow mode): no write is ever sent")
 
         def decide(response: requests.Response, attempt: int) -> Verdict:
             return verdict_for_status(response.status_code, response.headers, response.content, attempt=attempt,

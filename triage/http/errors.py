@@ -169,6 +169,14 @@ class BudgetExhausted(HTTPError):
         return f"{self.service} {self.method} {self.path} not sent: {self.message}"
 
 
+class ReadOnly(HTTPError):
+    """A write refused by a read-only client (a dry run, plan mode, shadow mode): nothing was sent. A second line
+    of defence: in those modes no executor writes at all, so this is a bug caught before it reached GitHub."""
+
+    def __str__(self) -> str:
+        return f"{self.service} {self.method} {self.path} not sent: {self.message}"
+
+
 _BY_KIND: dict[ErrorKind, type[HTTPError]] = {
     ErrorKind.RATE_LIMITED: RateLimited,
     ErrorKind.AUTH: AuthError,
@@ -188,8 +196,9 @@ def error_class(kind: ErrorKind) -> type[HTTPError]:
 def is_fatal_for_run(exc: BaseException) -> bool:
     """True when the same failure will repeat for every further call of this run (credentials or permissions,
     a rate limit we may not wait out, our own budget spent): a sweep should stop and report what is left."""
-    return isinstance(exc, (AuthError, RateLimited, BudgetExhausted))
+    return isinstance(exc, (AuthError, RateLimited, BudgetExhausted, ReadOnly))
 
 
-__all__ = ["AuthError", "BadRequest", "BudgetExhausted", "HTTPError", "NotFound", "RateLimited", "Transient",
+__all__ = ["AuthError", "BadRequest", "BudgetExhausted", "HTTPError", "NotFound", "RateLimited", "ReadOnly",
+           "Transient",
            "error_class", "is_fatal_for_run", "mask_runs", "scrub", "secret_forms", "secret_grams", "secret_runs"]

@@ -1,4 +1,4 @@
-"""Planners and the one place a plan is made: `plan_issue` = enforce(planner.propose(...)).
+"""Planners and the one place a plan is made: `plan_issue` = enforce(planner.decide(...).proposal(...)).
 
 The registry maps a name (`rubric`, and the optional `llm` and `hybrid`) to a factory, so the Action's
 `planner` input and the CLI's `--planner` pick one by name and a fork can register its own. The rubric
@@ -12,13 +12,13 @@ May import: the standard library, `triage.config`, `triage.core`, and (lazily, i
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from triage.config.bundle import Bundle
 from triage.core.plan import Plan
 from triage.core.policy import enforce
 from triage.core.snapshot import IssueSnapshot
-from triage.planners.base import Planner
+from triage.planners.base import Decided, Planner, Proposing
 
 _FACTORIES: dict[str, Callable[..., Planner]] = {}
 _MODEL: set[str] = set()
@@ -91,6 +91,27 @@ def plan_issue(snapshot: IssueSnapshot, bundle: Bundle, *, planner: Planner | No
                own_logins: frozenset[str] | None = None) -> Plan:
     """The only way to a plan that may be written: whatever planner proposes, the policy decides."""
     started = time.perf_counter()
+    return final_plan(decide(planner, snapshot, bundle, force=force), snapshot, bundle, own_logins=own_logins,
+                      started=started)
+
+
+def decide(planner: Planner | None, snapshot: IssueSnapshot, bundle: Bundle, *, force: bool = False) -> Decided:
+    """What `planner` (the rubric when None) decides for the issue, once. An object that only has `propose` (a
+    fork's planner written before `Planner.decide`) is asked for its proposal."""
     planner = planner or get_planner("rubric")
-    plan = enforce(planner.propose(snapshot, bundle, force=force), snapshot, bundle, own_logins=own_logins)
+    if isinstance(planner, Planner):
+        return planner.decide(snapshot, bundle, force=force)
+    return Proposing(planner, bundle, force)
+
+
+def final_plan(decided: Decided, snapshot: IssueSnapshot, bundle: Bundle, *,
+               own_logins: frozenset[str] | None = None, before_cutoff: str | None = None,
+               started: float | None = None) -> Plan:
+    """A planner's decisions (`Planner.decide`, made once) as the plan for the issue as read (`snapshot`, which may
+    know more of it than when they were made: its label events), through the policy (`before_cutoff`: the sweep's
+    labels-only not-before, triage.core.policy). `started`: when planning began (`time.perf_counter`), for the
+    plan's `elapsed_ms`."""
+    started = time.perf_counter() if started is None else started
+    plan = enforce(decided.proposal(snapshot), snapshot, bundle, own_logins=own_logins,
+                   before_cutoff=before_cutoff)
     return plan.with_(elapsed_ms=(time.perf_counter() - started) * 1000.0)

@@ -8,9 +8,10 @@ slot vocabulary (`high_priority.slots`, `triage.text.frames`):
   signal, however far below the threshold), or a cue slot occurs (a crash, hang or wrongness word), or a version
   is named together with a failure word (a regression the rubric could not read);
 - a request (step 4 found a type) only with a strong cue (`request_cues`): a request is not an emergency, but a
-  misread bug report must not hide behind the request's counter-weight.
-An issue the rubric flags is asked too (`confirm_flags`, on by default): the model reads every step-5 decision
-that would hold a person up, and may clear the flag for a reason from its closed list with a quote from the issue. The classes are data, in the rubric's `hybrid:` section:
+  misread bug report must not hide behind the request's counter-weight. An issue the rubric flags is asked too
+  (`confirm_flags`, on by default): the model reads every step-5 decision that would hold a person up, and may
+  clear the flag for a reason from its closed list with a quote from the issue. The classes are data, in the
+  rubric's `hybrid:` section:
 
     hybrid:
       high_priority:
@@ -26,27 +27,32 @@ May import: the standard library, `triage.config`, `triage.core`, `triage.text`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from triage.config.parts import VERSION_SLOT
 from triage.core.plan import Plan
-from triage.core.steps import Analysis
+from triage.core.steps import Analysis, StepResult
 from triage.core.vocab import Flag
 from triage.text.frames import SlotHits, read_slots
 
 
 @dataclass(frozen=True)
 class HighPriorityGate:
+    """The step 5 classes, as the queue's rubric names them. The cues are slot names of the queue's own vocabulary
+    (`high_priority.slots`), so none is written here: a queue whose rubric names none escalates on evidence and on
+    its flags only."""
+
     on_evidence: bool = True
-    cues: tuple[str, ...] = ("crash_signal", "blocking", "wrongness", "silent", "corruption", "internal_assert")
-    version_with: tuple[str, ...] = ("failure",)
-    request_cues: tuple[str, ...] = ("crash_signal",)
-    where: tuple[str, ...] = ("title", "prose", "error")
+    cues: tuple[str, ...] = ()
+    version_with: tuple[str, ...] = ()
+    request_cues: tuple[str, ...] = ()
+    where: tuple[str, ...] = ("title", "prose", "error")  # the document's parts (triage.text.document)
     confirm_flags: bool = True
 
     @classmethod
-    def from_raw(cls, raw: Mapping[str, Any] | None) -> "HighPriorityGate":
+    def from_raw(cls, raw: Mapping[str, Any] | None) -> HighPriorityGate:
         raw = raw or {}
         base = cls()
         return cls(
@@ -68,9 +74,11 @@ def _first_cue(hits: SlotHits, slots: tuple[str, ...], where: tuple[str, ...]) -
     return None
 
 
-def step5_escalation(plan: Plan, analysis: Analysis, rubric, gate: HighPriorityGate) -> str | None:
-    """Why the model should decide step 5 for this issue (None: the rubric's answer stands)."""
-    by_step = {r.step: r for r in plan.steps}
+def step5_escalation(own: Plan | Mapping[int, StepResult], analysis: Analysis, rubric,
+                     gate: HighPriorityGate) -> str | None:
+    """Why the model should decide step 5 for this issue (None: the rubric's answer stands). `own`: the rubric's
+    own result of each step along its own path (or its plan)."""
+    by_step = {r.step: r for r in own.steps} if isinstance(own, Plan) else own
     s5, s4 = by_step.get(5), by_step.get(4)
     if s5 is None or s5.skipped:
         return None

@@ -31,21 +31,24 @@ model's judgement decides the steps it was asked; step 4's reason records a type
 step 5 a flag the model raises stands, while the rubric's flag is cleared only for a reason from the closed list
 with a quote found in the issue. The rest of the flow is `ModelPlanner`'s, shared with `llm`.
 
-May import: the standard library, `triage.config`, `triage.core`, `triage.planners.model.*`,
+May import: the standard library, `triage.config`, `triage.core`, `triage.planners.base`,
+`triage.planners.model.*`,
 `triage.planners.escalation`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Mapping
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
 
 from triage.config.bundle import Bundle
-from triage.config.words import queue_words
-from triage.core import steps
+from triage.core import procedure, steps
 from triage.core.merge import HYBRID
 from triage.core.plan import Plan
+from triage.core.reading import Reading
 from triage.core.snapshot import IssueSnapshot
-from triage.core.vocab import Distributed
+from triage.core.vocab import InQueue
+from triage.planners.base import Judged
 from triage.planners.escalation import HighPriorityGate, step5_escalation
 from triage.planners.model.planner import ModelPlanner, client_from
 
@@ -71,7 +74,7 @@ class HybridSettings:
     model_decides: tuple[int, ...] = (4, 5)
 
     @classmethod
-    def from_rubric(cls, rubric) -> "HybridSettings":
+    def from_rubric(cls, rubric) -> HybridSettings:
         raw: Mapping[str, Any] = getattr(rubric, "hybrid", None) or {}
         base = cls()
         return cls(
@@ -102,24 +105,26 @@ def _decisions(value) -> tuple[str, ...]:
     return tuple(value)
 
 
-def uncertain_steps(snapshot: IssueSnapshot, bundle: Bundle, plan: Plan, settings: HybridSettings,
-                    analysis: steps.Analysis | None = None) -> tuple[frozenset[int], tuple[str, ...]]:
-    """Which steps the model should decide for this issue, and why (empty: the rubric is sure). `plan` is the
-    rubric's plan of an issue on which the procedure reached a judgement (`procedure.reached_judgement`: the
-    planner asks nothing about any other); `analysis`: the one it was decided on, so the issue is read once."""
+def uncertain_steps(snapshot: IssueSnapshot, bundle: Bundle, own: Plan | Mapping[int, steps.StepResult],
+                    settings: HybridSettings, analysis: steps.Analysis | None = None
+                    ) -> tuple[frozenset[int], tuple[str, ...]]:
+    """Which steps the model should decide for this issue, and why (empty: the rubric is sure). `own` is the
+    rubric's own result of each step along its own path (`triage.core.procedure.rubric_steps`; or the rubric's
+    plan, whose steps say the same) of an issue on which the procedure reaches a judgement (the planner asks
+    nothing about any other); `analysis`: the one they were decided on, so the issue is read once."""
     rubric, labels = bundle.rubric, bundle.labels
-    by_step = {r.step: r for r in plan.steps}
+    by_step = _by_step(own)
     analysis = analysis or steps.analyse(snapshot, rubric, bundle.templates.names)
     take: set[int] = set()
     why: list[str] = []
     if settings.trap_mixed:
-        trapped, trap, _ = steps.passes(rubric.not_distributed, analysis, rubric)
-        outweighed = settings.trap_outweighed > 0 and analysis.distributed_score >= settings.trap_outweighed * trap
-        if trapped and analysis.distributed_score > settings.trap_max_distributed and not outweighed:
+        trapped, trap, _ = steps.passes(rubric.not_in_queue, analysis, rubric)
+        outweighed = settings.trap_outweighed > 0 and analysis.queue_score >= settings.trap_outweighed * trap
+        if trapped and analysis.queue_score > settings.trap_max_distributed and not outweighed:
             take.add(1)
-            words = queue_words(rubric.words, labels.queue_label)  # a storage queue's reasons never say "distributed"
+            words = bundle.words  # a storage queue's reasons never say another queue's name
             why.append(f"a '{words.not_in_queue}' trap matched but {words.queue} evidence is "
-                       f"{analysis.distributed_score:g}")
+                       f"{analysis.queue_score:g}")
     s2 = by_step.get(2)
     if s2 is not None and s2.labels:  # a route the rubric chose (not an existing sub-oncall)
         totals, _ = steps.route_scores(snapshot, analysis, rubric, labels)
@@ -141,7 +146,7 @@ def uncertain_steps(snapshot: IssueSnapshot, bundle: Bundle, plan: Plan, setting
         if seen is not None:
             take.add(4)
             why.append(f"request evidence below the threshold ({seen.describe()})")
-    reason = step5_escalation(plan, analysis, rubric, settings.high_priority)
+    reason = step5_escalation(by_step, analysis, rubric, settings.high_priority)
     if reason:
         take.add(5)
         why.append(reason)
@@ -153,7 +158,7 @@ def uncertain_steps(snapshot: IssueSnapshot, bundle: Bundle, plan: Plan, setting
     if unread:  # whatever the gate: what the rubric could not read, the model reads
         take.update({4, 5, 6})
         s1 = by_step.get(1)
-        if s1 is not None and s1.decision == Distributed.NO:
+        if s1 is not None and s1.decision == InQueue.NO:
             take.add(1)
         why.append(f"the rubric could not read the issue ({'; '.join(unread)})")
     if take:  # asked at all: its reading of these steps decides
@@ -175,17 +180,22 @@ def unread_parts(analysis: steps.Analysis) -> tuple[str, ...]:
         return (str(note),)
 
 
+def _by_step(own: Plan | Mapping[int, steps.StepResult]) -> Mapping[int, steps.StepResult]:
+    return {r.step: r for r in own.steps} if isinstance(own, Plan) else own
+
+
 class HybridPlanner(ModelPlanner):
     name = "hybrid"
     merge = HYBRID
 
-    def steps_to_ask(self, snapshot: IssueSnapshot, bundle: Bundle, base: Plan,
-                     analysis: steps.Analysis | None) -> tuple[frozenset[int], tuple[str, ...]]:
-        return uncertain_steps(snapshot, bundle, base, HybridSettings.from_rubric(bundle.rubric), analysis=analysis)
+    def steps_to_ask(self, snapshot: IssueSnapshot, bundle: Bundle,
+                     reading: Reading) -> tuple[frozenset[int], tuple[str, ...]]:
+        return uncertain_steps(snapshot, bundle, procedure.rubric_steps(reading),
+                               HybridSettings.from_rubric(bundle.rubric), analysis=reading.analysis)
 
-    def not_asked(self, base: Plan) -> Plan:
-        return base.with_(planner=self.name, reasons=tuple(base.reasons) + (
-            "hybrid: the rubric was sure of every step; the model was not asked",) if base.steps else base.reasons)
+    def not_asked(self, rubric: Judged) -> Judged:
+        sure = "hybrid: the rubric was sure of every step; the model was not asked"
+        return replace(rubric, planner=self.name, after=rubric.after + (sure,))
 
 
 def make_hybrid(client: Any = None, **options) -> HybridPlanner:

@@ -36,7 +36,7 @@ def _proposal(raw: Any, where: str) -> Plan:
     if not isinstance(number, int) or isinstance(number, bool) or number < 1:
         raise PlansFileError(f"{where}: 'issue' must be a positive integer")
     labels = raw.get("add_labels", [])
-    if not isinstance(labels, list) or not all(isinstance(l, str) for l in labels):
+    if not isinstance(labels, list) or not all(isinstance(label, str) for label in labels):
         raise PlansFileError(f"{where}: 'add_labels' must be a list of strings")
     comment = raw.get("comment")
     if comment is not None and not (isinstance(comment, dict) and isinstance(comment.get("template"), str)):
@@ -49,7 +49,8 @@ def _proposal(raw: Any, where: str) -> Plan:
     modules = raw.get("modules", [])
     return Plan(issue=number, add_labels=tuple(labels),
                 comment=PlannedComment(comment["template"], "") if comment else None,  # the policy re-renders it
-                outcome=outcome, modules=tuple(m for m in modules if isinstance(m, str)) if isinstance(modules, list) else (),
+                outcome=outcome,
+                modules=tuple(m for m in modules if isinstance(m, str)) if isinstance(modules, list) else (),
                 reasons=tuple(reasons), planner=str(raw.get("planner") or "rubric")[:40],
                 usage=raw.get("usage") if isinstance(raw.get("usage"), dict) else None)
 
@@ -101,8 +102,8 @@ class ReplayPlanner(Planner):
             return Plan(issue=snapshot.number, planner=saved.planner,
                         reasons=(f"apply: already processed ('{bundle.labels.marker}' present since the plan was "
                                  "made); nothing written",))
-        return saved.with_(reasons=tuple(saved.reasons) + ("apply: the saved plan, checked again against the issue "
-                                                           "as it is now",))
+        again = "apply: the saved plan, checked again against the issue as it is now"
+        return saved.with_(reasons=tuple(saved.reasons) + (again,))
 
 
 __all__ = ["MAX_PLANS", "PLANS_VERSION", "PlansFileError", "ReplayPlanner", "read_plans"]

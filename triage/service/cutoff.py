@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import calendar
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 MODES = ("skip", "labels-only")  # skip: not triaged at all (the default); labels-only: labels, never a comment
 SKIPPED = "created before not-before ({cutoff}): not triaged (not-before-mode skip)"
@@ -36,7 +36,7 @@ def parse_not_before(text: str) -> str:
     settings): the cut-off as the timestamp GitHub's search takes (`created:>=2024-01-31T00:00:00Z`: UTC, seconds,
     a four-digit year). Anything else is a ValueError whose message is one line saying what is expected."""
     seconds = not_before_seconds(text)
-    when = datetime.fromtimestamp(seconds, timezone.utc)
+    when = datetime.fromtimestamp(seconds, UTC)
     return (f"{when.year:04d}-{when.month:02d}-{when.day:02d}T{when.hour:02d}:{when.minute:02d}:"
             f"{when.second:02d}Z")
 
@@ -103,4 +103,4 @@ def github_time(stamp: object) -> datetime | None:
         when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
     except ValueError:
         return None
-    return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)

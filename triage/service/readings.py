@@ -7,7 +7,8 @@ May import: the standard library, `triage.github.names`, `triage.service.cutoff`
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from triage.github.names import is_bot_account
 from triage.service.cutoff import github_time

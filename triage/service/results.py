@@ -2,7 +2,7 @@
 service itself prints nothing). An issue's result says what reached GitHub, not only what was planned, so a run
 that failed halfway reports the truth.
 
-May import: the standard library, `triage.config.words`, `triage.core`, `triage.service.apply`.
+May import: the standard library, `triage.config.words`, `triage.core`, `triage.service.executor`.
 """
 
 from __future__ import annotations
@@ -10,19 +10,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from triage.config.words import QueueWords
+from triage.core.effects import Effects
 from triage.core.plan import Plan
 from triage.core.vocab import Outcome
-from triage.service.apply import Applied
+from triage.service.executor import Applied
 
 
 @dataclass
 class IssueResult:
-    """One issue: its plan, what was written (or would have been, in a dry run), or why it failed or was left."""
+    """One issue: its plan (the policy's), its effects (every write it decided), what was written (`applied`; in a
+    dry run, nothing: the effects are what would have been), or why it failed or was left."""
 
     number: int | None
     title: str = ""
     url: str = ""
     plan: Plan | None = None
+    effects: Effects | None = None
     applied: Applied = field(default_factory=Applied)
     dry_run: bool = False
     forced: bool = False
@@ -71,7 +74,7 @@ class IssueResult:
     @property
     def needs_person(self) -> bool:
         return self.plan is not None and not self.error and self.plan.outcome in (
-            Outcome.HIGH_PRIORITY, Outcome.NEEDS_REVIEW, Outcome.NOT_DISTRIBUTED)
+            Outcome.HIGH_PRIORITY, Outcome.NEEDS_REVIEW, Outcome.NOT_IN_QUEUE)
 
 
 @dataclass

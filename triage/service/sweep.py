@@ -13,28 +13,66 @@ never a comment), `max_issues`, and the clean stop: when one of our own budgets 
 the sweep ends there and counts what it left for the next run, rather than failing issue after issue. Every issue
 is re-read before it is planned (triage.service.triager).
 
+The loop drives the triage service through a typed interface (`Sweepable`: its `rules`, `now`, `within_reserve`
+and `run(IssueRequest)`), and a source through `Source`; it reaches into neither. `IssueRequest` is what every
+caller asks of the service for one issue: an event run, a dispatch, a sweep's issue, plan mode and apply mode.
+
 May import: the standard library, `triage.core.vocab`, `triage.http.errors`, `triage.service.limits`,
-`triage.service.readings`, `triage.service.results`.
+`triage.service.readings`, `triage.service.request`, `triage.service.results`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any, Protocol
 
 from triage.core.vocab import Outcome
 from triage.http.errors import BudgetExhausted, HTTPError
 from triage.service.limits import SWEEP_API_RESERVE
 from triage.service.readings import RECENT, updated_seconds_ago
+from triage.service.request import IssueRequest
 from triage.service.results import IssueResult, SweepResult
 
 STALE = "already processed"
+SEARCH_PAGE = 100  # results per search page (GitHub's maximum)
+
+
+@dataclass(frozen=True)
+class SweepRules:
+    """What a sweep keeps to, whatever its source: the not-before cut-off and its mode, the issues it leaves to
+    their own event run (updated in the last `recent_seconds`), and what its report says (a dry run, the
+    marker)."""
+
+    not_before: str | None = None
+    not_before_mode: str = "skip"
+    recent_seconds: float = 600.0
+    dry_run: bool = False
+    marker: str = ""
+
+
+class Sweepable(Protocol):
+    """What the sweep asks of the triage service (triage.service.triager.Triager is one), by name."""
+
+    rules: SweepRules
+
+    def now(self) -> float: ...
+
+    def within_reserve(self, requests: int) -> AbstractContextManager[Any]: ...
+
+    def run(self, request: IssueRequest) -> IssueResult: ...
+
+
+class Searcher(Protocol):
+    def search_page(self, query: str, *, sort: str = "created", order: str = "asc") -> tuple[list[dict], int]: ...
 
 
 @dataclass(frozen=True)
 class Candidate:
     """One issue a source offers: its number, the source's count of issues and this one's position (this issue and
-    those after it are what a stop leaves), and the source's own copy of the issue when it has one (the search's)."""
+    those after it are what a stop leaves), and the source's own copy of the issue when it has one (the
+    search's)."""
 
     number: int
     found: int
@@ -42,23 +80,55 @@ class Candidate:
     copy: Mapping[str, Any] | None = None
 
 
+class Source(Protocol):
+    """Where a sweep's issues come from: what the report calls them, why an issue it offers may already be done,
+    how many a cut-off leaves out, and the issues, in order."""
+
+    query: str
+    stale: str
+
+    def before_cutoff(self, cutoff: str) -> int: ...
+
+    def candidates(self, skip_before: str | None) -> Iterator[Candidate]: ...
+
+
 class QueueSearch:
     """The queue as GitHub's search finds it: open, in the queue, not processed, not waiting for a person
-    (`Triager.sweep_query`), created at or after the skip cut-off, oldest first."""
+    (`query`, triage.service.triager.Triager.sweep_query), created at or after the skip cut-off, oldest first."""
 
     stale = f"{STALE} (the search index lags)"  # its copy can predate our own writes
 
-    def __init__(self, triager) -> None:
-        self.triager = triager
-        self.query = triager.sweep_query()
+    def __init__(self, search: Searcher, query: str) -> None:
+        self.search = search
+        self.query = query
 
     def before_cutoff(self, cutoff: str) -> int:
         """One search request: GitHub's count of the queue issues the cut-off leaves alone."""
-        return self.triager.client.search_page(f"{self.query} created:<{cutoff}")[1]
+        return self.search.search_page(f"{self.query} created:<{cutoff}")[1]
 
     def candidates(self, skip_before: str | None) -> Iterator[Candidate]:
-        for item, total, index in self.triager.queue(self.query, after=skip_before):
+        for item, total, index in self.pages(after=skip_before):
             yield Candidate(item["number"], total, total - index, item)
+
+    def pages(self, *, after: str | None = None) -> Iterator[tuple[dict, int, int]]:
+        """The queue, oldest first, one search page at a time and only as far as the caller reads, paging by key:
+        each page asks for issues created at or after the last one seen. Numbered pages would shift under the
+        sweep, because every issue it labels drops out of the results (GitHub's index may apply that at once
+        or later). `after`: start at issues created at or after it (the not-before cut-off). Yields (issue,
+        GitHub's total for that page's query, the issue's index on the page)."""
+        seen: set[int] = set()
+        while True:
+            page, total = self.search.search_page(self.query + (f" created:>={after}" if after else ""),
+                                                  sort="created", order="asc")
+            fresh = [item for item in page if isinstance(item.get("number"), int) and item["number"] not in seen]
+            for index, item in enumerate(page):
+                if item in fresh:
+                    seen.add(item["number"])
+                    yield item, total, index
+            last = page[-1].get("created_at") if page else None
+            if len(page) < SEARCH_PAGE or not fresh or not isinstance(last, str) or last == after:
+                return
+            after = last
 
 
 class ListedIssues:
@@ -78,17 +148,19 @@ class ListedIssues:
             yield Candidate(number, len(self.numbers), len(self.numbers) - index)
 
 
-def run_sweep(triager, source, max_issues: int, *, seconds: float | None = None, reserve: int = SWEEP_API_RESERVE,
+def run_sweep(target: Sweepable, source: Source, max_issues: int, *, seconds: float | None = None,
+              reserve: int = SWEEP_API_RESERVE,
               on_result: Callable[[IssueResult], None] | None = None) -> SweepResult:
     """Triage the source's issues, up to `max_issues` triaged or failed, within `seconds` and above `reserve`
     requests of the hourly API budget (held for this sweep only: the client is handed back as it came). Stops
     cleanly when a budget runs out, and counts what it left for the next sweep."""
-    result = SweepResult(query=source.query, not_before=triager.not_before, not_before_mode=triager.not_before_mode,
-                         dry_run=triager.dry_run, marker=triager.bundle.labels.marker)
-    walk = _Walk(max_issues=max_issues, seconds=seconds, started=triager.clock(), on_result=on_result)
+    rules = target.rules
+    result = SweepResult(query=source.query, not_before=rules.not_before, not_before_mode=rules.not_before_mode,
+                         dry_run=rules.dry_run, marker=rules.marker)
+    walk = _Walk(max_issues=max_issues, seconds=seconds, started=target.now(), on_result=on_result)
     try:
-        with triager.client.reserve(reserve):
-            _walk(triager, source, result, walk)
+        with target.within_reserve(reserve):
+            _walk(target, source, result, walk)
     except HTTPError as exc:  # the search's own (each issue's errors are in its result)
         if isinstance(exc, BudgetExhausted):
             walk.stop = f"the API budget ran out: {exc}"
@@ -109,22 +181,24 @@ def _cutoffs(not_before: str | None, mode: str) -> tuple[str | None, str | None]
     return (not_before, None) if mode == "skip" else (None, not_before)
 
 
-def _walk(triager, source, result: SweepResult, walk: _Walk) -> None:
+def _walk(target: Sweepable, source: Source, result: SweepResult, walk: _Walk) -> None:
     """The loop over the source; sets `walk.stop` when something ends it early."""
-    skip_before, labels_only = _cutoffs(triager.not_before, triager.not_before_mode)
+    rules = target.rules
+    skip_before, labels_only = _cutoffs(rules.not_before, rules.not_before_mode)
     if skip_before:
         result.before_cutoff = source.before_cutoff(skip_before)
     for candidate in source.candidates(skip_before):
         walk.found = candidate.found if walk.found is None else walk.found
         walk.left = candidate.position
-        walk.stop = walk.spent(triager.clock())
+        walk.stop = walk.spent(target.now())
         if walk.stop:
             return
-        age = updated_seconds_ago(candidate.copy, triager.clock()) if candidate.copy is not None else None
-        if age is not None and age < triager.recent_seconds:  # recent even in the source's copy: not read
+        age = updated_seconds_ago(candidate.copy, target.now()) if candidate.copy is not None else None
+        if age is not None and age < rules.recent_seconds:  # recent even in the source's copy: not read
             result.skip(RECENT)
             continue
-        issue = triager.triage(candidate.number, leave_recent=True, cutoff=labels_only, skip_before=skip_before)
+        issue = target.run(IssueRequest(candidate.number, leave_recent=True, labels_only_before=labels_only,
+                                        skip_before=skip_before))
         walk.stop = _tally(result, walk, issue, source.stale)
         if walk.stop:
             return

@@ -3,11 +3,13 @@ re-triages the issue (forced). The cheap check answers most comments from the pa
 bot's comment, a comment with no line starting with "/" needs neither the configuration nor a request.
 
 May import: `triage.action.command`, `triage.action.context`, `triage.action.routing`, `triage.action.settings`,
-`triage.action.routers.*`, and inside functions `triage.http.errors`.
+`triage.action.routers.*`, and inside functions `triage.core.effects`, `triage.http.errors`,
+`triage.service.request`.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from triage.action.command import has_command, is_bot, role_allows_retriage
 from triage.action.context import Context, Event, Result, ignored
@@ -30,7 +32,8 @@ def _comment(payload: Mapping[str, Any]) -> dict:
 
 
 def _body(comment: dict) -> str:
-    return comment.get("body") if isinstance(comment.get("body"), str) else ""
+    body = comment.get("body")
+    return body if isinstance(body, str) else ""
 
 
 def _check(event: Event) -> Result | None:
@@ -65,8 +68,10 @@ def _configured(context: Context) -> Result | None:
     return None
 
 
-@router.on("issue_comment.created", check=_check, configured=_configured)
-def on_comment_created(context: Context) -> Result:
+def _allowed(context: Context) -> Result | None:
+    """Before anything is planned (no planner, no model client, for a command that is refused): the payload's
+    opt-out, then the commenter's role. The run's own re-read of the issue checks the opt-out again, before its
+    reaction (triage.service.triager)."""
     comment = _comment(context.payload)
     number = context.issue().number
     login = str(comment["user"].get("login") or "")
@@ -80,31 +85,56 @@ def on_comment_created(context: Context) -> Result:
     if not allowed:
         return refuse(context, comment, f"{word} by {login!r}, whose role is {role!r}; "
                                         f"it needs triage, write, maintain or admin.")
-    if not context.settings.dry_run:
-        context.client.add_reaction(context.settings.repo, comment["id"], "eyes")  # acknowledge before working
-    result = triage_issue(context, number, force=True)
-    result.notes.append(f"{word} by {login} ({role})")
+    context.notes.append(f"{word} by {login} ({role})")
+    return None
+
+
+@router.on("issue_comment.created", check=_check, configured=_configured, allowed=_allowed)
+def on_comment_created(context: Context) -> Result:
+    comment = _comment(context.payload)
+    number = context.issue().number
+    from triage.service.request import Answer
+
+    # Re-read, then answered: 👀 on the command's comment once the issue as it is now is read (😕 if it opted out
+    # since the comment was written), in the same effects as the issue's writes.
+    answer = Answer(comment["id"], running=ACKNOWLEDGED_REACTION, refused=REFUSED_REACTION)
+    result = triage_issue(context, number, force=True, answer=answer)
+    issue = result.issue
+    if issue is not None and issue.left and issue.opted_out:
+        skip = context.bundle.labels.skip
+        return ignored(f"{context.command} on #{number}, which carries '{skip}' now: a person asked the bot to "
+                       f"leave it alone; remove the label, then run {context.command} again. "
+                       + _answered(issue.applied.reactions, issue.dry_run))
+    result.notes.extend(context.notes)
     return result
 
 
+def _answered(reactions: tuple[str, ...], dry_run: bool) -> str:
+    if REFUSED_REACTION in reactions:
+        return f"Answered with a {REFUSED_REACTION!r} reaction on the comment; nothing else written."
+    return "Nothing written (dry run)." if dry_run else "Nothing written."
+
+
 # A refused command is answered with this reaction on the command's comment, and nothing else: the person sees that
-# the bot read it and did not act (the README says who may run it). A reaction cannot spam: GitHub keeps at most one
-# of each kind per account on a comment (a second POST answers 200 and adds nothing), so a re-run or a redelivered
-# event adds nothing; it notifies nobody, where a reply would notify every subscriber of the issue each time
-# someone without the role tries; and it does not say in public what role a person has.
+# the bot read it and did not act (the README says who may run it). A reaction cannot spam: GitHub keeps at most
+# one of each kind per account on a comment (a second POST answers 200 and adds nothing), so a re-run or a
+# redelivered event adds nothing; it notifies nobody, where a reply would notify every subscriber of the issue each
+# time someone without the role tries; and it does not say in public what role a person has.
 REFUSED_REACTION = "confused"
+ACKNOWLEDGED_REACTION = "eyes"  # the command runs: once the issue as it is now is read
 
 
 def refuse(context: Context, comment: dict, why: str) -> Result:
+    """The command answered with 😕 on its comment, through the run's executor (a dry run writes nothing)."""
+    from triage.core.effects import Effects, React
     from triage.http.errors import HTTPError
 
-    if context.settings.dry_run:
-        return ignored(f"{why} Nothing written (dry run).")
+    effects = Effects(context.issue().number, (React(comment["id"], REFUSED_REACTION, why),))
     try:
-        context.client.add_reaction(context.settings.repo, comment["id"], REFUSED_REACTION)
+        applied = context.executor.execute(effects)
     except HTTPError as exc:  # a refused stranger's command is not worth a failed run (e.g. a read-only token)
         return ignored(f"{why} The {REFUSED_REACTION!r} reaction could not be added ({exc}); nothing written.")
-    return ignored(f"{why} Answered with a {REFUSED_REACTION!r} reaction on the comment; nothing else written.")
+    return ignored(f"{why} {_answered(applied.reactions, applied.dry_run)}")
 
 
 def may_hold_a_command(body: str) -> bool:

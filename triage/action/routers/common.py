@@ -4,9 +4,11 @@ May import: `triage.action.context`.
 """
 from __future__ import annotations
 
-from triage.action.context import Context, Result
+from typing import Any
+
+from triage.action.context import Context, Result, ResultKind
 
 
-def triage_issue(context: Context, number: int, **options) -> Result:
+def triage_issue(context: Context, number: int, **options: Any) -> Result:
     # The service re-reads the issue from GitHub: the payload can predate our own earlier writes.
-    return Result("issue", issue=context.triager.triage(number, **options))
+    return Result(ResultKind.ISSUE, issue=context.service.triage(number, **options))

@@ -1,6 +1,6 @@
 """The Action's `labels-sync` task (workflow_dispatch with input `command: labels-sync`): create the labels the
-configuration needs on the repository the workflow runs in (the opt-out label too, so people can add it). Honours
-`dry-run` (then it only reports); never
+configuration needs on the repository the workflow runs in (the opt-out label too, so people can add it), through
+the run's executor, which in a dry run creates nothing (then it only reports); never
 deletes or renames; existing labels keep their colour and description (`ptd-triage labels sync --update` from a
 terminal changes those). Plans nothing, so needs no planner (nor model credentials).
 
@@ -8,7 +8,7 @@ May import: `triage.action.context`, `triage.action.routing`, and inside functio
 """
 from __future__ import annotations
 
-from triage.action.context import Context, Result
+from triage.action.context import Context, Result, ResultKind
 from triage.action.routing import Router
 
 TASK = "labels-sync"
@@ -18,22 +18,22 @@ router = Router()
 
 @router.on(f"workflow_dispatch.{TASK}", plans=False)
 def on_labels_sync(context: Context) -> Result:
-    from triage.config.sync import CREATE, DIFFERS, OK, apply_sync, counts, plan_sync, queue_label_note, table
+    from triage.config.sync import CREATE, DIFFERS, OK, counts, plan_sync, queue_label_note, table
 
     s = context.settings
     existing = context.client.list_repo_labels(s.repo)
     changes = plan_sync(context.bundle.labels, existing, update=False)
-    if not s.dry_run:
-        apply_sync(context.client, s.repo, changes)
-    for line in table(changes, applied=not s.dry_run, to_write="the input dry-run: false").splitlines():
+    created = context.executor.sync_labels(changes)  # False: a dry run, nothing created
+    for line in table(changes, applied=created, to_write="the input dry-run: false").splitlines():
         context.reporter.info(line)
     n = counts(changes)
-    verb = "would create" if s.dry_run else "created"
+    verb = "created" if created else "would create"
     why = f"labels-sync: {verb} {n[CREATE]} label(s), {n[OK] + n[DIFFERS]} already present"
     # Reported as what it did: a table of the labels, not a run "ignored" for want of an issue.
     lines = [f"**{verb[0].upper() + verb[1:]} {n[CREATE]} label(s)** the configuration needs; {n[OK]} already "
              f"present as configured, {n[DIFFERS]} present with another colour or description (left as they are: "
-             "`ptd-triage labels sync --update` from a terminal changes those). Nothing is ever deleted or renamed.",
+             "`ptd-triage labels sync --update` from a terminal changes those). Nothing is ever deleted or "
+             "renamed.",
              ""]
     note = queue_label_note(context.bundle.labels, existing)
     if note:
@@ -43,7 +43,7 @@ def on_labels_sync(context: Context) -> Result:
     lines += ["| Label | Colour | Description (configured) | |", "| --- | --- | --- | --- |"]
     lines += [f"| {_cell(c.name)} | `#{c.color}` | {_cell(c.description)} | "
               f"{shown.get(c.action) or 'present, differs: ' + _cell('; '.join(c.differences))} |" for c in changes]
-    return Result("task", why=why, task=lines + [""], dry_run=s.dry_run)
+    return Result(ResultKind.TASK, why=why, task=lines + [""], dry_run=not created)
 
 
 def _cell(text: str) -> str:

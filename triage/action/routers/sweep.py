@@ -6,7 +6,7 @@ May import: `triage.action.context`, `triage.action.routing`, `triage.action.set
 """
 from __future__ import annotations
 
-from triage.action.context import Context, Event, Result, ignored
+from triage.action.context import Context, Event, Result, ResultKind, ignored
 from triage.action.queue_label_check import check_after_nothing_found
 from triage.action.routers.common import triage_issue
 from triage.action.routers.labels_sync import TASK
@@ -35,13 +35,17 @@ def on_workflow_dispatch(context: Context) -> Result:
         return sweep(context)
     force = context.settings.force
     result = triage_issue(context, number, force=force, require_queue=not force)
-    if result.issue.left and result.issue.opted_out:  # force does not lift an opt-out: only a person does
-        return ignored(f"#{number}: {result.issue.left}; nothing written")
-    if result.issue.left:
-        left = ignored(f"#{number}: {result.issue.left}; set the force input to triage it anyway")
-        close = near_miss(context.queue_label, result.issue.labels_before)
-        left.warning = near_miss_line(context.queue_label, close, f"issue #{number} carries the label") if close else ""
-        return left
+    issue = result.issue
+    if issue is None or not issue.left:
+        return result
+    if issue.opted_out:  # force does not lift an opt-out
+        return ignored(f"#{number}: {issue.left}; nothing written")
+    if issue.left:
+        refused = ignored(f"#{number}: {issue.left}; set the force input to triage it anyway")
+        close = near_miss(context.queue_label, issue.labels_before)
+        refused.warning = near_miss_line(context.queue_label, close, f"issue #{number} carries the label") \
+            if close else ""
+        return refused
     return result
 
 
@@ -51,7 +55,7 @@ def sweep(context: Context, source=None) -> Result:
     from triage.service.summary import cutoff_line, line_for
 
     s = context.settings
-    done = context.triager.sweep(s.max_issues, seconds=s.sweep_seconds, source=source,
+    done = context.service.sweep(s.max_issues, seconds=s.sweep_seconds, source=source,
                                  on_result=lambda r: context.reporter.info(line_for(r)))
     skip = context.bundle.labels.skip
     notes = [f"query: {done.query}" if source is None else done.query, f"budget: {s.max_issues} issues",
@@ -63,4 +67,4 @@ def sweep(context: Context, source=None) -> Result:
     if source is None and not done.found and not done.before_cutoff and not done.results:
         # Nothing found: is the queue label one of the repository's? (one request; a misspelt one fails the run)
         check_after_nothing_found(s, context.client, context.queue_label, context.reporter)
-    return Result("sweep", sweep=done, notes=notes)
+    return Result(ResultKind.SWEEP, sweep=done, notes=notes)

@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     bundle = load_config(args)  # issue 9: --config DIR or a repository config, as every command
     rows = read_dataset(args.dataset)
     check_routes(rows, gold_routes(bundle), args.dataset)
-    key = key_from_args(args)
+    key = key_from_args(args, bundle)
     check_key_joins(rows, key, args, args.dataset)  # before planning: a key for another dataset costs nothing
     if args.record and args.replay:
         raise CliError("--record and --replay cannot be used together")

@@ -27,15 +27,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_sync(args: argparse.Namespace) -> int:
     import sys
 
-    from triage.config.sync import apply_sync, plan_sync, queue_label_note, table
+    from triage.config.sync import plan_sync, queue_label_note, table
+    from triage.service.executor import executor_for
 
     bundle = load_config(args)
-    client = github_client(args, write=args.apply, what="labels")
+    client = github_client(args, write=args.apply, what="labels")  # without --apply, read-only
     existing = client.list_repo_labels(args.repo)
     changes = plan_sync(bundle.labels, existing, update=args.update)
-    if args.apply:
-        apply_sync(client, args.repo, changes)
-    print(table(changes, applied=args.apply))
+    created = executor_for(client, args.repo, dry_run=not args.apply, own_login=None).sync_labels(changes)
+    print(table(changes, applied=created))
     note = queue_label_note(bundle.labels, existing)
     if note:
         print(f"warning: {note}", file=sys.stderr)

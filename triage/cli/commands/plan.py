@@ -82,16 +82,12 @@ def run(args) -> int:
     return 0
 
 
-# The model's call budget (--llm-max-calls) is a limit the user set, not a failure: said, but exit 0.
-_BUDGET = "LLMBudgetExhausted"
-
-
 def _say_fallback(plan: Plan) -> int:
     """One stderr line when the model's plan was not used (the plan itself says so in `usage.fallback`); 1 when
-    that was a failure of the model rather than the call budget."""
-    reason = (plan.usage or {}).get("fallback") if isinstance(plan.usage, dict) else None
-    if not reason:
+    that was a failure of the model, 0 when it was the call budget (--llm-max-calls: a limit the user set), from
+    the plan's typed fallback."""
+    if plan.fallback is None:
         return 0
-    print(f"ptd-triage: #{plan.issue}: the model's plan was not used, the rubric's plan stands: {reason}",
-          file=sys.stderr)
-    return 0 if str(reason).startswith(_BUDGET) else 1
+    print(f"ptd-triage: #{plan.issue}: the model's plan was not used, the rubric's plan stands: "
+          f"{plan.fallback.reason}", file=sys.stderr)
+    return 1 if plan.fallback.failed else 0

@@ -43,7 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     client = github_client(args, write=False)
     bundle = load_config(args)
-    key = key_from_args(args)  # bad input fails before the first request
+    key = key_from_args(args, bundle)  # bad input fails before the first request
     try:
         rows, stats = replay_repo(client, args.repo, bundle, max_issues=args.max_issues)
     except HTTPError as exc:

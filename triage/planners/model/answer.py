@@ -16,9 +16,9 @@ from typing import Any
 from triage.config.bundle import Bundle
 from triage.core.merge import Judgement
 from triage.core.snapshot import IssueSnapshot
+from triage.core.vocab import Flag
 from triage.planners.model.quotes import clearing_texts, quote_problem
 from triage.planners.model.schema import MAX_QUOTE, MAX_REASON, PARTS, no_flag_reason_text
-from triage.core.vocab import Flag
 
 _SPACE = re.compile(r"\s+")
 # What a model changes when it copies words: typographic quotes and dashes, markdown emphasis and code marks.

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from triage.core.vocab import Confidence, Distributed, Flag, Reproduction, TypeKind
+from triage.core.vocab import Confidence, Flag, InQueue, Reproduction, TypeKind
 from triage.planners.model.schema import NO_FLAG_NONE, NO_FLAG_REASONS, NOT_APPLICABLE
 
-NOT_DISTRIBUTED_REASON = str(Distributed.NO)  # the no_flag_reason that step 1's `not_distributed` gives
+NOT_DISTRIBUTED_REASON = str(InQueue.NO)  # the no_flag_reason that step 1's `not_distributed` gives
 
 
 def answer_problems(answer: dict[str, Any]) -> list[str]:
@@ -49,11 +49,12 @@ def answer_problems(answer: dict[str, Any]) -> list[str]:
         problems.append(f"high_priority: no_flag needs a no_flag_reason from the list, not '{reason}'")
     if answer["reproduction"]["decision"] == Reproduction.NEEDS and kind["decision"] != TypeKind.NONE:
         problems.append(f"reproduction: a request ({kind['decision']}) is never asked for a reproduction")
-    if step1 == Distributed.NO and labels:
+    if step1 == InQueue.NO and labels:
         problems.append("not_distributed: an issue that is not the queue's gets no module label")
-    if step1 == Distributed.NO and flagged:
-        problems.append("not_distributed: an issue that is not the queue's is not flagged (no_flag, not_distributed)")
-    if step1 == Distributed.YES and not flagged and reason == NOT_DISTRIBUTED_REASON:
+    if step1 == InQueue.NO and flagged:
+        problems.append("not_distributed: an issue that is not the queue's is not flagged (no_flag, "
+                        "not_distributed)")
+    if step1 == InQueue.YES and not flagged and reason == NOT_DISTRIBUTED_REASON:
         problems.append("high_priority: no_flag_reason 'not_distributed' contradicts step 1's 'distributed'")
     return problems
 

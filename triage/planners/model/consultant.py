@@ -1,9 +1,10 @@
-"""Asking the model about one issue: the rendered prompt, the closed schema, one answer and at most one repair of an
-answer that does not conform. What an ask cost (calls, tokens, of them cached and written to the provider's cache,
-estimated cost, latency) is part of its result,
-whether it answered or failed: a failure is a value here (`Asked.failure`), not an exception carrying its bill.
+"""Asking the model about one issue: the rendered prompt, the closed schema, one answer and at most one repair of
+an answer that does not conform. What an ask cost (calls, tokens, of them cached and written to the provider's
+cache, estimated cost, latency) is part of its result, whether it answered or failed: a failure is a value here
+(`Asked.failure`), not an exception carrying its bill.
 
-May import: the standard library, `triage.config`, `triage.core`, `triage.llm.errors`, `triage.http.errors`,
+May import: the standard library, `triage.config`, `triage.core`, `triage.llm.errors`, `triage.llm.client`,
+`triage.http.errors`,
 `triage.planners.model.*` (the client only as an object handed in).
 """
 from __future__ import annotations
@@ -14,8 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from triage.config.bundle import Bundle
+from triage.core.plan import FallbackKind, ModelFallback
 from triage.core.snapshot import IssueSnapshot
 from triage.http.errors import HTTPError
+from triage.llm.client import LLMBudgetExhausted
 from triage.llm.errors import LLMError, LLMInvalidReply
 from triage.planners.model.answer import one_line
 from triage.planners.model.checks import answer_problems
@@ -25,12 +28,16 @@ from triage.planners.model.schema import SCHEMA_NAME, plan_schema, schema_proble
 @dataclass(frozen=True)
 class Asked:
     """One issue's ask: the conforming answer (None when the ask failed), what it cost (`usage`: provider, model,
-    calls, tokens, estimated cost, latency; empty when nothing was sent), and why it failed, one line (None when
-    it answered)."""
+    calls, tokens, estimated cost, latency; empty when nothing was sent), and why it failed (None when it
+    answered): its kind (the call budget spent, or a failure) and one line."""
 
     answer: dict | None
     usage: dict[str, Any]
-    failure: str | None = None
+    fallback: ModelFallback | None = None
+
+    @property
+    def failure(self) -> str | None:
+        return self.fallback.reason if self.fallback is not None else None
 
 
 # The token counts a reply or an error carries: every input token, the output tokens, and of the input tokens those
@@ -136,7 +143,9 @@ class ModelConsultant:
 
     def _failed(self, exc: Exception, usage: dict[str, Any]) -> Asked:
         self.fallbacks += 1
-        return Asked(None, usage, one_line(f"{type(exc).__name__}: {exc}", 300))
+        # The kind from the error's type: the run's call budget (llm-max-calls) is a limit the user set.
+        kind = FallbackKind.BUDGET if isinstance(exc, LLMBudgetExhausted) else FallbackKind.FAILURE
+        return Asked(None, usage, ModelFallback(kind, one_line(f"{type(exc).__name__}: {exc}", 300)))
 
     def _usage(self, spent: _Spent) -> dict[str, Any]:
         c = self.client.config
@@ -148,7 +157,8 @@ class ModelConsultant:
 def _repair_note(problems: Iterable[str]) -> str:
     listed = "\n".join(f"- {one_line(p, 200)}" for p in list(problems)[:5])
     return ("\n\nYour previous answer was rejected because it does not match the schema or contradicts itself:\n"
-            + listed + "\nAnswer again with one JSON object that matches the schema exactly and agrees with itself.")
+            + listed + "\nAnswer again with one JSON object that matches the schema exactly and agrees with "
+            "itself.")
 
 
 __all__ = ["Asked", "ModelConsultant"]

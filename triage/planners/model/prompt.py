@@ -12,7 +12,8 @@ Why a fence derived from a hash of the text: an issue that writes the closing fe
 giving orders would have to contain the hash of itself. The fence is deterministic, so a recorded reply replays
 against the same prompt. Any fence-like line in the text is neutralised anyway.
 
-May import: the standard library, jinja2 (sandboxed), `triage.config`, `triage.core`, `triage.planners.model.schema`.
+May import: the standard library, jinja2 (sandboxed), `triage.config`, `triage.core`,
+`triage.planners.model.schema`.
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from pathlib import Path
 
 from triage.config.bundle import Bundle
 from triage.core.snapshot import IssueSnapshot
-from triage.core.vocab import Distributed
+from triage.core.vocab import InQueue
 
 PROMPT_FILE = "prompt.md.j2"
 MAX_TITLE = 300
@@ -165,7 +166,7 @@ def procedure_context(bundle: Bundle) -> dict:
                    for s in labels.specs if s.role in ("sub-oncall", "module", "type")],
         # Step 1's answer values in the schema (the procedure's): a queue's prompt names them without spelling
         # another queue's name.
-        "in_queue": str(Distributed.YES), "not_in_queue": str(Distributed.NO),
+        "in_queue": str(InQueue.YES), "not_in_queue": str(InQueue.NO),
     }
 
 
@@ -195,8 +196,8 @@ def render(snapshot: IssueSnapshot, bundle: Bundle) -> Prompt:
     if bundle.prompt is not None:  # the configuration's own prompt (a repository's, say)
         file, template = bundle.prompt_file, _template_text(bundle.prompt, bundle.prompt_file)
     else:
-        file = prompt_path(bundle)
-        template = _template(str(file))
+        file = str(prompt_path(bundle))
+        template = _template(file)
     issue = issue_text(snapshot, bundle.templates.names)
     digest = hashlib.sha256(repr(sorted(issue.items())).encode("utf-8")).hexdigest()[:16]
     fence = f"ISSUE-DATA-{digest}"

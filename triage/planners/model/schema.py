@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from triage.config.bundle import Bundle
-from triage.core.vocab import Confidence, Distributed, Flag, Reproduction, Role, TypeKind
+from triage.core.vocab import Confidence, Flag, InQueue, Reproduction, Role, TypeKind
 
 SCHEMA_NAME = "ptd_triage_plan"
 MAX_REASON = 300  # characters: "a short reason"
@@ -28,7 +28,7 @@ PARTS = {1: "not_distributed", 2: "route", 3: "modules", 4: "type", 5: "high_pri
 NOT_APPLICABLE = "not_applicable"
 # Each step's answer words, the procedure's decisions (the order is the schema's, as models have been asked).
 DECISIONS: dict[str, tuple[str, ...]] = {
-    "not_distributed": (Distributed.YES, Distributed.NO),
+    "not_distributed": (InQueue.YES, InQueue.NO),
     "modules": (Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW, NOT_APPLICABLE),
     "type": (TypeKind.NONE, TypeKind.FEATURE, TypeKind.ENHANCEMENT),
     "high_priority": (Flag.NO_FLAG, Flag.FLAG),
@@ -54,13 +54,13 @@ NO_FLAG_REASONS: dict[str, str] = {
                                 "their machines)",
     "docs_or_test_report": "a documentation problem or a test-infrastructure report (a DISABLED or flaky test, a "
                            "CI job), whatever its log shows: not a bug in what users run",
-    str(Distributed.NO): "step 1 found the issue is not this queue's at all",
+    str(InQueue.NO): "step 1 found the issue is not this queue's at all",
     "not_a_bug_report": "not a bug report: a feature or enhancement request (a performance one included), or a "
                         "usage question",
 }
 # When several fit, the first in this order is the answer: what the issue is (not the queue's, not a bug report, a
 # docs or test report) before whose code or setup fails, and "no criterion met" last, when nothing else says why.
-NO_FLAG_ORDER = (str(Distributed.NO), "not_a_bug_report", "docs_or_test_report", "third_party_code",
+NO_FLAG_ORDER = (str(InQueue.NO), "not_a_bug_report", "docs_or_test_report", "third_party_code",
                  "reporter_setup_or_misuse", "not_met_where_it_runs", "no_criterion_met")
 NO_FLAG_NONE = "none"
 NO_FLAG_VALUES = (*NO_FLAG_REASONS, NO_FLAG_NONE)
@@ -104,7 +104,7 @@ def criteria_names(bundle: Bundle) -> list[str]:
 
 def plan_schema(bundle: Bundle) -> dict[str, Any]:
     """The JSON Schema of a model's answer for this configuration: one part per judgement step (`PARTS`)."""
-    extra = {
+    extra: dict[str, dict[str, Any]] = {
         "modules": {"labels": {"type": "array", "items": {"type": "string", "enum": module_labels(bundle)},
                                "description": "Module labels of the chosen route; empty when confidence is low or "
                                               "not_applicable."}},

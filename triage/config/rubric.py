@@ -15,6 +15,7 @@ from pathlib import Path
 
 from triage.config.parts import expand, slot_pattern
 from triage.config.words import canonical
+from triage.reading.scorer import ScorerError, TypeScorer, load_scorer
 
 from triage.text.frames import Frame, compile_frame, compile_slots
 from triage.text.matching import PatternError, Signal, compile_pattern, compile_signal
@@ -100,6 +101,7 @@ class HighPriority:
     slots: dict[str, Pattern] = field(default_factory=dict)  # the frames' vocabulary: slot name -> pattern
     counter_frames: tuple[Frame, ...] = ()
     locations: dict[str, float] = field(default_factory=dict)  # step 5's own location weights, over `locations`
+    unread_review: bool = False  # what the rubric could not read gets the review label when nothing is flagged
 
     @property
     def frames(self) -> tuple[Frame, ...]:
@@ -154,6 +156,7 @@ class Rubric:
     min_trap_score_unopposed: float | None = None
     # Step 4's slot classes (`types.slots`): the vocabulary of the request, feature and enhancement frames.
     type_slots: dict[str, Pattern] = field(default_factory=dict)
+    type_scorer: TypeScorer | None = None  # `types.scorer`: step 4 decided by a learned scorer (triage.reading)
 
     @property
     def type_frames(self) -> tuple[Frame, ...]:
@@ -252,11 +255,12 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
                 raise RubricError(str(exc)) from None
         return tuple(out)
 
-    def type_checks(raw: dict) -> tuple[dict[str, Pattern], dict[str, Check]]:
+    def type_checks(raw: dict) -> tuple[dict[str, Pattern], dict[str, Check], TypeScorer | None]:
         try:
             slots = compile_slots({name: slot_pattern(spec) for name, spec in raw.get("slots", {}).items()},
                                   where=f"{path}: types/slots")
-        except PatternError as exc:
+            scorer = load_scorer(raw["scorer"], where=f"{path}: types.scorer") if raw.get("scorer") else None
+        except (PatternError, ScorerError) as exc:
             raise RubricError(str(exc)) from None
         checks = {}
         for name in ("request", "feature", "enhancement", "performance"):
@@ -264,7 +268,7 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
             checks[name] = Check(float(raw[name]["min_score"]), signals(raw[name].get("signals", []), where),
                                  frames(raw[name].get("frames", []), slots, where, "types.slots"),
                                  raw[name].get("description", DEFAULT_TYPE_DESCRIPTIONS[name]))
-        return slots, checks
+        return slots, checks, scorer
 
     def high_priority(raw: dict) -> HighPriority:
         counter = raw.get("counter_evidence", {})
@@ -286,6 +290,7 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
             slots=slots,
             counter_frames=frames(counter.get("frames", []), slots, "high_priority/counter_evidence"),
             locations={k: float(v) for k, v in (raw.get("locations") or {}).items()},
+            unread_review=bool(raw.get("unread_review", False)),
         )
 
     def declared(raw: dict | None) -> Declared | None:
@@ -316,7 +321,7 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
     mods = data["modules"]
     if mods["medium"] > mods["high"]:
         raise RubricError(f"{path}: modules.medium must not exceed modules.high")
-    type_slots, types = type_checks(data["types"])
+    type_slots, types, type_scorer = type_checks(data["types"])
     problem = route_problem(data)
     if problem:
         raise RubricError(f"{path}: {problem[1]}")
@@ -355,6 +360,7 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
         min_trap_score_unopposed=(float(nd["min_trap_score_unopposed"]) if "min_trap_score_unopposed" in nd
                                   else None),
         type_slots=type_slots,
+        type_scorer=type_scorer,
     )
 
 

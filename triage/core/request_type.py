@@ -1,0 +1,94 @@
+"""Step 4's two readings of an issue's request type (`triage.core.steps.step4_types` is the step).
+
+The rubric's checks (`types:` request, feature, enhancement, performance) are each weighed once: signals, and every
+frame over `types.slots` that holds. Without a learned scorer they decide, as the rubric says: a request when its
+evidence reaches `request.min_score`, a feature when that check passes and outweighs the evidence that the issue
+changes something existing, else an enhancement. With a scorer (`types.scorer`, `triage.reading.scorer`), the
+scorer decides, over the issue's own words and the checks' scores; its reason quotes its strongest contributions,
+and its evidence is still the rubric's (what a hybrid gate reads). In both, the performance label comes from the
+rubric's performance check, beside an enhancement.
+
+May import: the standard library, `triage.config` (types), `triage.core.vocab`, `triage.text`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from triage.config.labels import LabelSet
+from triage.config.rubric import Check, Rubric
+from triage.core.vocab import TypeKind
+from triage.text.document import Document
+from triage.text.frames import read_slots, reads, sum_frames
+from triage.text.matching import Evidence, score, summarize
+
+CHECKS = ("request", "feature", "enhancement", "performance")
+Weighed = dict[str, tuple[bool, float, list[Evidence]]]
+
+
+@dataclass(frozen=True)
+class TypeDecision:
+    decision: TypeKind
+    labels: tuple[str, ...]
+    evidence: tuple[Evidence, ...]
+    score: float  # the rubric's request score, whoever decided
+    reason: str
+
+
+def decide_type(doc: Document, rubric: Rubric, labels: LabelSet) -> TypeDecision:
+    checks = weigh_all(doc, rubric)
+    return (by_phrases if rubric.type_scorer is None else by_scorer)(checks, doc, rubric, labels)
+
+
+def weigh_all(doc: Document, rubric: Rubric) -> Weighed:
+    """Each of step 4's checks weighed once (what a learned scorer reads as the rubric's scores)."""
+    slots = read_slots(rubric.type_slots, doc, plan=reads(rubric.type_frames))  # read once, by sentence
+    return {name: weigh(getattr(rubric, name), doc, rubric, slots) for name in CHECKS}
+
+
+def weigh(check: Check, doc: Document, rubric: Rubric, slots) -> tuple[bool, float, list[Evidence]]:
+    """One of step 4's checks: its signals and every one of its frames that holds."""
+    total, evidence = score(check.signals, doc, rubric.locations)
+    framed, framed_ev = sum_frames(check.frames, slots, rubric.locations)
+    total, evidence = total + framed, evidence + framed_ev
+    return total >= check.min_score and total > 0, total, evidence
+
+
+def by_phrases(checks: Weighed, doc: Document, rubric: Rubric, labels: LabelSet) -> TypeDecision:
+    (is_request, r_score, r_ev), (is_feature, f_score, f_ev) = checks["request"], checks["feature"]
+    (_, e_score, e_ev), (is_perf, _, p_ev) = checks["enhancement"], checks["performance"]
+    if not is_request:
+        # Most distributed issues are bug reports (the seed says so); the reason shows what weighed, if anything.
+        why = (f"not a request (score {r_score:g} < {rubric.request.min_score:g}: {summarize(r_ev, 2)}), no type label"
+               if r_ev else "not a request, no type label")
+        return TypeDecision(TypeKind.NONE, (), tuple(r_ev), r_score, f"step 4: {why}")
+    if is_feature and f_score > e_score:
+        return TypeDecision(TypeKind.FEATURE, (labels.feature,), tuple(r_ev + f_ev), r_score,
+                            f"step 4: feature request, wholly new ({summarize(f_ev, 2)}; request: {summarize(r_ev, 1)})")
+    added = (labels.enhancement,) + ((labels.performance,) if is_perf else ())
+    improves = summarize([e for e in e_ev if e.points > 0], 2) if e_score > 0 else "nothing shows it is wholly new"
+    why = f"request: {summarize(r_ev, 1)}; improves what exists: {improves}"
+    if is_feature:
+        why += f" (outweighs new-functionality evidence {f_score:g})"
+    if is_perf:
+        why += f"; performance: {summarize(p_ev, 1)}"
+    return TypeDecision(TypeKind.ENHANCEMENT, added, tuple(r_ev + e_ev), r_score, f"step 4: enhancement ({why})")
+
+
+def by_scorer(checks: Weighed, doc: Document, rubric: Rubric, labels: LabelSet) -> TypeDecision:
+    scorer = rubric.type_scorer
+    assert scorer is not None
+    (_, r_score, r_ev), (_, _, f_ev), (_, _, e_ev), (is_perf, _, p_ev) = (checks[name] for name in CHECKS)
+    read = scorer.read(doc, {name: found[1] for name, found in checks.items()})
+    said = (f"learned reading {scorer.name}: request {read.request:.2f} "
+            f"({'; '.join(read.for_request) or 'nothing for it'})")
+    if not read.is_request:
+        return TypeDecision(TypeKind.NONE, (), tuple(r_ev), r_score, f"step 4: not a request ({said}), no type label")
+    kind = f"wholly new {read.feature:.2f} ({'; '.join(read.for_kind) or 'nothing for it'})"
+    if read.is_feature:
+        return TypeDecision(TypeKind.FEATURE, (labels.feature,), tuple(r_ev + f_ev), r_score,
+                            f"step 4: feature request ({said}; {kind})")
+    added = (labels.enhancement,) + ((labels.performance,) if is_perf else ())
+    perf = f"; performance: {summarize(p_ev, 1)}" if is_perf else ""
+    return TypeDecision(TypeKind.ENHANCEMENT, added, tuple(r_ev + e_ev), r_score,
+                        f"step 4: enhancement ({said}; {kind}{perf})")

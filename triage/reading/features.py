@@ -1,0 +1,103 @@
+"""What step 4's learned scorer reads of an issue (`triage.reading.scorer`): one definition, for training and use.
+
+An issue is read as
+- the word unigrams and bigrams of its title, its description's prose and people's comments, each marked with where
+  it was said (`t:`, `p:`, `c:`), with identifiers, inline code and numbers masked (`<name>`, `<code>`, `<num>`):
+  what one writer calls `fully_shard` another calls `all_reduce`, and the model is to learn how people ask, not what
+  they name, so that it carries across writers and queues;
+- a few language-neutral facts about the text's shape: a script, a traceback frame, an error line, an environment
+  dump, a comment; how long the prose is; a title that is a question;
+- the rubric's own step-4 scores (request, feature, enhancement, performance: `triage.core.steps`), scaled by 1/3
+  and clipped at +-3, so the rubric's phrases stay evidence the model weighs.
+
+The words and shape facts are one vector scaled to unit length (a long issue does not count more than a short one);
+the rubric's scores are added as they are. A feature is a string; a model keeps a weight per hashed string
+(`bucket`: CRC-32, stable across processes and platforms, unlike `hash()`), so shipped weights hold no issue text.
+
+Cost: one RE2 scan per location (linear in the text), at most `MAX_TOKENS` tokens kept per location.
+
+May import: the standard library, `re2` (google-re2), `triage.text`.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Mapping
+from itertools import pairwise
+
+from triage.text.document import Document
+from triage.text.patterns import compile_pattern
+
+WHERE = (("title", "t:"), ("prose", "p:"), ("comment", "c:"))
+SHAPE = ("code", "frame", "error", "environment", "comment")
+RUBRIC_CHECKS = ("request", "feature", "enhancement", "performance")
+MAX_TOKENS = 3000  # per location: real issues have a few hundred words; a 64 KB hostile body, tens of thousands
+_TOKEN = compile_pattern(r"`[^`\n]{1,80}`|[A-Za-z_][A-Za-z0-9_.']*|[0-9]+(?:\.[0-9]+)*|[?!]")
+
+
+def bucket(feature: str, bits: int) -> int:
+    return zlib.crc32(feature.encode("utf-8")) & ((1 << bits) - 1)
+
+
+def tokens(text: bytes) -> list[str]:
+    """The words of a text, lower-cased, with identifiers, inline code and numbers masked."""
+    out: list[str] = []
+    for count, found in enumerate(_TOKEN.regex.finditer(text)):
+        if count >= MAX_TOKENS:
+            break
+        word = found.group(0).decode("utf-8", "replace")
+        if word.startswith("`"):
+            out.append("<code>")
+        elif word[0].isdigit():
+            out.append("<num>")
+        else:
+            word = word.rstrip(".'")
+            if not word:
+                continue
+            masked = "_" in word or "." in word or any(c.isdigit() for c in word) or _camel(word)
+            out.append("<name>" if masked else word.lower())
+    return out
+
+
+def _camel(word: str) -> bool:
+    return any(a.islower() and b.isupper() for a, b in pairwise(word))
+
+
+def words(doc: Document) -> dict[str, float]:
+    """The n-gram and shape features (not yet scaled)."""
+    out: dict[str, float] = {}
+    for location, prefix in WHERE:
+        said = tokens(doc.encoded(location))
+        for i, word in enumerate(said):
+            out[prefix + word] = 1.0
+            if i + 1 < len(said):
+                out[f"{prefix}{word} {said[i + 1]}"] = 1.0
+    for location in SHAPE:
+        if doc.encoded(location):
+            out["has:" + location] = 1.0
+    out["prose_words"] = math.log1p(len(doc.get("prose").split())) / 5
+    if doc.get("title").rstrip().endswith("?"):
+        out["title_question"] = 1.0
+    return out
+
+
+def type_features(doc: Document, rubric_scores: Mapping[str, float]) -> dict[str, float]:
+    """Every feature of one issue, by name: the words scaled to unit length, and the rubric's step-4 scores."""
+    found = words(doc)
+    norm = math.sqrt(sum(v * v for v in found.values())) or 1.0
+    out = {name: value / norm for name, value in found.items()}
+    for check in RUBRIC_CHECKS:
+        out["rubric:" + check] = max(-3.0, min(3.0, float(rubric_scores.get(check, 0.0)) / 3))
+    return out
+
+
+def hashed(features: Mapping[str, float], bits: int) -> tuple[dict[int, float], dict[int, list[str]]]:
+    """Bucket -> summed value, and bucket -> the feature names in it (for the reasons)."""
+    values: dict[int, float] = {}
+    names: dict[int, list[str]] = {}
+    for name, value in features.items():
+        b = bucket(name, bits)
+        values[b] = values.get(b, 0.0) + value
+        names.setdefault(b, []).append(name)
+    return values, names

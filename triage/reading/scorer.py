@@ -1,0 +1,144 @@
+"""Step 4's learned reading: is the issue a request, and if so a feature or an enhancement?
+
+Two logistic models over the features of `triage.reading.features`, shipped as data (a JSON file in this package,
+named by a rubric's `types.scorer`) and scored here in plain Python: the probability that the issue is a request
+(the seed's first question: does it ask for something, or report what went wrong?), and, of a request, that what it
+asks for is wholly new (a feature) rather than an improvement of something that works (an enhancement). Each
+decision says its strongest contributions (`TypeReading.for_request`, `.for_kind`): the words and rubric scores
+that pushed it most, which the step's reason quotes.
+
+How a model file was made (its data, its figures) is in the file itself (`trained`) and in
+`scripts/train_type_scorer.py`, which wrote it; bench/leave_one_writer_out.py measures what it does for a writer
+it was not trained on.
+
+May import: the standard library, `triage.reading`, `triage.text`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+
+from triage.reading.features import hashed, type_features
+from triage.text.document import Document
+
+FORMAT = "ptd-triage linear type scorer"
+SHOWN = 3  # contributions quoted in a reason
+
+
+class ScorerError(ValueError):
+    """A model file that cannot be used; one line."""
+
+
+@dataclass(frozen=True)
+class Linear:
+    """One logistic model: P = sigmoid(bias + sum of weight x value over the issue's buckets)."""
+
+    bias: float
+    weights: Mapping[int, float]
+    threshold: float = 0.5
+
+    def contributions(self, values: Mapping[int, float]) -> dict[int, float]:
+        return {b: self.weights[b] * v for b, v in values.items() if b in self.weights}
+
+    def probability(self, contributions: Mapping[int, float]) -> float:
+        z = self.bias + sum(contributions.values())
+        return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
+
+
+@dataclass(frozen=True)
+class TypeReading:
+    request: float  # P(a request)
+    feature: float  # P(wholly new | a request)
+    is_request: bool
+    is_feature: bool
+    for_request: tuple[str, ...] = ()  # the strongest contributions toward the request decision taken
+    for_kind: tuple[str, ...] = ()  # ... and toward feature or enhancement
+
+
+@dataclass(frozen=True)
+class TypeScorer:
+    name: str
+    bits: int
+    request: Linear
+    feature: Linear
+    trained: dict = field(default_factory=dict, compare=False)
+
+    def read(self, doc: Document, rubric_scores: Mapping[str, float]) -> TypeReading:
+        values, names = hashed(type_features(doc, rubric_scores), self.bits)
+        towards_request = self.request.contributions(values)
+        towards_feature = self.feature.contributions(values)
+        p_request, p_feature = self.request.probability(towards_request), self.feature.probability(towards_feature)
+        is_request, is_feature = p_request >= self.request.threshold, p_feature >= self.feature.threshold
+        return TypeReading(p_request, p_feature, is_request, is_feature,
+                           _strongest(towards_request, names, 1 if is_request else -1),
+                           _strongest(towards_feature, names, 1 if is_feature else -1))
+
+
+def _strongest(contributions: Mapping[int, float], names: Mapping[int, list[str]], sign: int) -> tuple[str, ...]:
+    ranked = sorted((c * sign, b) for b, c in contributions.items() if c * sign > 0)
+    return tuple(f"{describe(names[b])} ({c * sign:+.2f})" for c, b in reversed(ranked[-SHOWN:]))
+
+
+_PLACES = {"t:": "title", "p:": "prose", "c:": "comment"}
+
+
+def describe(names: list[str]) -> str:
+    """A feature as a reason says it: `'would be nice' in prose`, `the rubric's request score`."""
+    name = names[0]
+    if name.startswith("rubric:"):
+        return f"the rubric's {name[len('rubric:'):]} score"
+    if name[:2] in _PLACES:
+        return f"'{name[2:]}' in {_PLACES[name[:2]]}"
+    return {"prose_words": "the prose's length", "title_question": "a title that asks"}.get(
+        name, name.replace("has:", "has a "))
+
+
+def _linear(raw: object, where: str) -> Linear:
+    if not isinstance(raw, dict) or not isinstance(raw.get("weights"), dict):
+        raise ScorerError(f"{where}: expected an object with 'bias', 'threshold' and 'weights'")
+    try:
+        weights = {int(key[1:], 16): float(value) for key, value in raw["weights"].items()}
+        return Linear(float(raw["bias"]), weights, float(raw.get("threshold", 0.5)))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ScorerError(f"{where}: {exc}") from None
+
+
+def parse_scorer(data: object, name: str) -> TypeScorer:
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ScorerError(f"type scorer '{name}': not a '{FORMAT}' file")
+    bits = data.get("bits")
+    if not isinstance(bits, int) or not 8 <= bits <= 24:
+        raise ScorerError(f"type scorer '{name}': 'bits' must be an integer from 8 to 24")
+    return TypeScorer(name, bits, _linear(data.get("request"), f"type scorer '{name}': request"),
+                      _linear(data.get("feature"), f"type scorer '{name}': feature"), dict(data.get("trained") or {}))
+
+
+def available() -> list[str]:
+    """The scorers this package ships (a rubric's `types.scorer` names one)."""
+    return sorted(p.name[: -len(".json")] for p in resources.files(__package__).iterdir()
+                  if p.name.endswith(".json"))
+
+
+def load_scorer(name: str, *, where: str = "types.scorer") -> TypeScorer:
+    """The shipped scorer `name` (`types-v1` is `triage/reading/types-v1.json`); ScorerError (one line, starting
+    with `where`) when there is none or it cannot be used."""
+    try:
+        return _load(name)
+    except ScorerError as exc:
+        raise ScorerError(f"{where}: {exc}") from None
+
+
+@lru_cache(maxsize=8)
+def _load(name: str) -> TypeScorer:
+    if name not in available():
+        raise ScorerError(f"no type scorer '{name}' in the package (it has: {', '.join(available()) or 'none'})")
+    text = resources.files(__package__).joinpath(f"{name}.json").read_text(encoding="utf-8")
+    try:
+        return parse_scorer(json.loads(text), name)
+    except json.JSONDecodeError as exc:
+        raise ScorerError(f"type scorer '{name}': not JSON ({exc})") from None

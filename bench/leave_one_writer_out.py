@@ -1,8 +1,9 @@
 """Leave one writer out: what step 4's learned scorer does for a writer it was not trained on.
 
     pip install -e '.[train]'
-    python bench/leave_one_writer_out.py                      # the table, also written to bench/results-lowo.md
-    python bench/leave_one_writer_out.py --settings '{"c_request": 3}' --out /tmp/lowo.md
+    python bench/leave_one_writer_out.py                      # the table, also written into bench/results.md
+    python bench/leave_one_writer_out.py --thresholds 0.8,0.85,0.9 --out /tmp/results.md
+    python bench/leave_one_writer_out.py --settings '{"c_request": 3}' --out /tmp/results.md
 
 Each keyed set is one writer (the real sets dev and dev2, when their texts are beside the repository in
 `../shared/eval/`, and the invented sets 6-13). For every writer in turn, the scorer is trained on all the others
@@ -11,8 +12,8 @@ issues are planned twice through the whole procedure and policy (`plan_rows`, as
 
 - **rubric**: today's rubric, its phrases deciding step 4 (`types.scorer` off) and nothing added for what it could
   not read (`high_priority.unread_review` off);
-- **design**: the fold's scorer deciding step 4, and the review label where the rubric could not read the issue and
-  step 5 flagged nothing.
+- **design**: the fold's scorer finding the requests the phrases missed (`types.scorer`), and the review label where
+  the rubric could not read the issue and step 5 flagged nothing.
 
 Figures against the writer's answer key, as `ptd-triage eval --key` prints them: high-priority recall, false flags
 (the key's other issues flagged: review without the marker), right type on requests (the key's feature and
@@ -39,19 +40,20 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-import train_type_scorer as training
+import train_type_scorer as training  # noqa: E402
 
-from triage.config.bundle import load_bundle
-from triage.evaluation.answer_key import read_key
-from triage.evaluation.cases import plan_rows
-from triage.evaluation.dataset import read_dataset
-from triage.evaluation.key_figures import evaluate_key
-from triage.evaluation.scoring import scoring_from_bundle
-from triage.reading.scorer import parse_scorer
+from triage.config.bundle import load_bundle  # noqa: E402
+from triage.evaluation.answer_key import read_key  # noqa: E402
+from triage.evaluation.cases import plan_rows  # noqa: E402
+from triage.evaluation.dataset import read_dataset  # noqa: E402
+from triage.evaluation.key_figures import evaluate_key  # noqa: E402
+from triage.evaluation.scoring import scoring_from_bundle  # noqa: E402
+from triage.reading.scorer import parse_scorer  # noqa: E402
 
 FIGURES = (("recall", "high-priority recall"), ("false_flags", "false flags"), ("right_type", "right type"),
            ("typed_non_requests", "type on non-requests"), ("review", "to review"))
-OUT = ROOT / "bench" / "results-lowo.md"
+OUT = ROOT / "bench" / "results.md"
+START, END = "<!-- lowo -->", "<!-- /lowo -->"
 
 
 def variant(bundle, scorer, unread_review: bool):
@@ -72,27 +74,35 @@ def figures(bundle, rows, key) -> dict[str, float]:
     }
 
 
-def leave_one_writer_out(settings: dict | None = None) -> dict[str, dict[str, dict[str, float]]]:
+def leave_one_writer_out(settings: dict | None = None, thresholds=()) -> dict[float, dict]:
+    """threshold -> writer -> {"rubric": figures, "design": figures, "issues": {"n": ...}}: the design's scorer
+    read at each of `thresholds` (default: the training settings'); the rubric's figures are the same in each."""
     bundle = load_bundle()
     writers = training.available()
     examples = training.read_examples(writers, bundle)
-    out = {}
+    thresholds = tuple(thresholds) or ({**training.SETTINGS, **(settings or {})}["request_threshold"],)
+    out: dict[float, dict] = {t: {} for t in thresholds}
     for writer in writers:
         others = [w for w in writers if w != writer]
         model = training.train([ex for ex in examples if ex.writer != writer], settings, on=others)
         scorer = parse_scorer(json.loads(json.dumps(model)), f"without-{writer}")
         dataset, key_path = training.SETS[writer]
         rows, key = read_dataset(dataset), read_key(key_path)
-        out[writer] = {"rubric": figures(variant(bundle, None, False), rows, key),
-                       "design": figures(variant(bundle, scorer, True), rows, key), "issues": {"n": len(rows)}}
+        rubric = figures(variant(bundle, None, False), rows, key)
+        for t in thresholds:
+            at = replace(scorer, request=replace(scorer.request, threshold=t))
+            out[t][writer] = {"rubric": rubric, "design": figures(variant(bundle, at, True), rows, key),
+                              "issues": {"n": len(rows)}}
         print(f"{writer}: done", file=sys.stderr, flush=True)
     return out
 
 
+def _show(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
 def _cell(found: dict, name: str) -> str:
-    a, b = found["rubric"][name], found["design"][name]
-    show = lambda v: "n/a" if v is None else f"{v:.3f}"
-    return f"{show(a)} / {show(b)}"
+    return f"{_show(found['rubric'][name])} / {_show(found['design'][name])}"
 
 
 def table(result: dict, settings: dict) -> str:
@@ -115,19 +125,33 @@ def table(result: dict, settings: dict) -> str:
             "\n\n" + "\n".join(lines) + "\n")
 
 
+def write_section(results: Path, section: str) -> None:
+    """The section between its markers in results.md (bench/run.py keeps it when it rewrites the file)."""
+    text = results.read_text(encoding="utf-8") if results.exists() else "# ptd-triage benchmark\n"
+    block = f"{START}\n{section.rstrip()}\n{END}"
+    if START in text and END in text:
+        text = text[:text.index(START)] + block + text[text.index(END) + len(END):]
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    results.write_text(text, encoding="utf-8")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--settings", default="{}", help="training settings over the script's SETTINGS (JSON)")
-    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--out", type=Path, default=OUT, help="results file whose lowo section is written")
     parser.add_argument("--json", type=Path, help="also write the figures as JSON")
+    parser.add_argument("--thresholds", help="read the design's scorer at these request thresholds (T,T,...): one "
+                        "table each (default: the training settings' threshold)")
     args = parser.parse_args(argv)
     settings = json.loads(args.settings)
-    result = leave_one_writer_out(settings)
-    text = table(result, settings)
+    thresholds = tuple(float(t) for t in args.thresholds.split(",")) if args.thresholds else ()
+    results = leave_one_writer_out(settings, thresholds)
+    text = "\n".join(table(result, {**settings, "request_threshold": t}) for t, result in results.items())
     print(text)
-    args.out.write_text("# Leave one writer out (bench/leave_one_writer_out.py)\n\n" + text, encoding="utf-8")
+    write_section(args.out, "## Leave one writer out (bench/leave_one_writer_out.py)\n\n" + text)
     if args.json:
-        args.json.write_text(json.dumps(result, indent=1), encoding="utf-8")
+        args.json.write_text(json.dumps({str(t): r for t, r in results.items()}, indent=1), encoding="utf-8")
     return 0
 
 

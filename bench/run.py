@@ -586,11 +586,11 @@ def markdown(info: dict, installs: list[dict] | None, runs: dict | None, sweeps:
 
 
 def kept_sections(results: Path) -> str:
-    """What other benches wrote into results.md between their markers (bench/startup.py's and bench/shadow.py's
-    sections), kept."""
+    """What other benches wrote into results.md between their markers (bench/startup.py's, bench/shadow.py's and
+    bench/leave_one_writer_out.py's sections), kept."""
     text = results.read_text(encoding="utf-8") if results.exists() else ""
     kept = []
-    for name in ("startup", "shadow"):
+    for name in ("startup", "shadow", "lowo"):
         start, end = f"<!-- {name} -->", f"<!-- /{name} -->"
         if start in text and end in text:
             kept.append(text[text.index(start):text.index(end) + len(end)])

@@ -35,13 +35,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from triage.config.bundle import load_bundle
-from triage.core.request_type import weigh_all
-from triage.core.steps import analyse
-from triage.evaluation.answer_key import read_key
-from triage.evaluation.dataset import read_dataset
-from triage.reading.features import bucket, type_features
-from triage.reading.scorer import FORMAT
+from triage.config.bundle import load_bundle  # noqa: E402
+from triage.core.request_type import rubric_scores, weigh_all  # noqa: E402
+from triage.core.steps import analyse  # noqa: E402
+from triage.evaluation.answer_key import read_key  # noqa: E402
+from triage.evaluation.dataset import read_dataset  # noqa: E402
+from triage.reading.features import bucket, type_features  # noqa: E402
+from triage.reading.scorer import FORMAT, pack  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "eval"
 OUT = ROOT / "triage" / "reading" / "types-v1.json"
@@ -53,7 +53,7 @@ SETS = {
                    ROOT / f"examples/invented-sets/set{n}/key.jsonl") for n in range(6, 14)},
 }
 REAL = ("dev", "dev2")
-SETTINGS = {"bits": 18, "min_df": 2, "c_request": 1.0, "c_feature": 1.0, "request_threshold": 0.5,
+SETTINGS = {"bits": 18, "min_df": 2, "c_request": 1.0, "c_feature": 1.0, "request_threshold": 0.85,
             "feature_threshold": 0.5, "rubric_blind_copies": True}
 
 
@@ -79,7 +79,7 @@ def read_examples(names, bundle=None) -> list[Example]:
         key = read_key(key_path)
         for row in read_dataset(dataset):
             analysis = analyse(row.snapshot, rubric, bundle.templates.names)
-            scores = {check: found[1] for check, found in weigh_all(analysis.doc, rubric).items()}
+            scores = rubric_scores(weigh_all(analysis.doc, rubric))
             out.append(Example(name, row.id, type_features(analysis.doc, scores), key[row.id].type))
     return out
 
@@ -132,8 +132,8 @@ def train(examples: list[Example], settings: dict | None = None, on: list[str] |
     m_feature = fit(X[requests], is_feature[requests], s["c_feature"])
 
     def linear(model, threshold):
-        weights = {f"h{kept[i]:x}": round(float(w), 5) for i, w in enumerate(model.coef_[0]) if round(float(w), 5)}
-        return {"bias": round(float(model.intercept_[0]), 5), "threshold": threshold, "weights": weights}
+        weights = {kept[i]: float(w) for i, w in enumerate(model.coef_[0]) if abs(w) >= 5e-6}  # the rest: noise
+        return {"bias": round(float(model.intercept_[0]), 6), "threshold": threshold, **pack(weights)}
 
     writers = on or sorted({ex.writer for ex in examples})
     counts = {w: sum(1 for ex in examples if ex.writer == w) for w in writers}
@@ -153,7 +153,7 @@ def train(examples: list[Example], settings: dict | None = None, on: list[str] |
 
 
 def write(model: dict, path: Path = OUT) -> None:
-    path.write_text(json.dumps(model, indent=0, sort_keys=True, separators=(",", ":")) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(model, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 
 def main(argv=None) -> int:
@@ -173,7 +173,7 @@ def main(argv=None) -> int:
     write(model, args.out)
     print(f"wrote {args.out}: trained on {', '.join(names)} "
           f"({sum(model['trained']['on'].values())} issues); "
-          f"{len(model['request']['weights'])} + {len(model['feature']['weights'])} weights")
+          f"{len(model['request']['weights']) // 8} + {len(model['feature']['weights']) // 8} weights")
     return 0
 
 

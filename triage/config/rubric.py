@@ -156,7 +156,8 @@ class Rubric:
     min_trap_score_unopposed: float | None = None
     # Step 4's slot classes (`types.slots`): the vocabulary of the request, feature and enhancement frames.
     type_slots: dict[str, Pattern] = field(default_factory=dict)
-    type_scorer: TypeScorer | None = None  # `types.scorer`: step 4 decided by a learned scorer (triage.reading)
+    type_scorer: TypeScorer | None = None  # `types.scorer`: step 4's learned reading (triage.reading)
+    scorer_defers_to: tuple[str, ...] = ()  # `types.scorer_defers_to`: counter-evidence the scorer does not overrule
 
     @property
     def type_frames(self) -> tuple[Frame, ...]:
@@ -361,6 +362,7 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
                                   else None),
         type_slots=type_slots,
         type_scorer=type_scorer,
+        scorer_defers_to=tuple(data["types"].get("scorer_defers_to", ())),
     )
 
 

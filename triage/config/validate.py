@@ -277,6 +277,11 @@ def check(sources: QueueSources) -> list[Problem]:
             problems.append(_at(labels, where, f"gold names route '{route}', which the rubric does not define"
                                 + _removed_by(sources.rubric, f"route '{route}'")))
     problems += floor_problems(labels)
+    request_ids = {item["id"] for key in ("signals", "frames") for item in r["types"]["request"].get(key, [])}
+    for j, name in enumerate(r["types"].get("scorer_defers_to", [])):
+        if name not in request_ids:
+            problems.append(_at(rubric, ("types", "scorer_defers_to", j),
+                                f"types.scorer_defers_to names '{name}', which is no signal or frame of types.request"))
     for kind in TYPE_KINDS:
         if not any(s.role == "type" and s.kind == kind for s in allow.specs):
             problems.append(_at(labels, ("labels",), f"the allowlist has no type label of kind '{kind}', which step 4 adds"))

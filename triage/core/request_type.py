@@ -3,10 +3,11 @@
 The rubric's checks (`types:` request, feature, enhancement, performance) are each weighed once: signals, and every
 frame over `types.slots` that holds. Without a learned scorer they decide, as the rubric says: a request when its
 evidence reaches `request.min_score`, a feature when that check passes and outweighs the evidence that the issue
-changes something existing, else an enhancement. With a scorer (`types.scorer`, `triage.reading.scorer`), the
-scorer decides, over the issue's own words and the checks' scores; its reason quotes its strongest contributions,
-and its evidence is still the rubric's (what a hybrid gate reads). In both, the performance label comes from the
-rubric's performance check, beside an enhancement.
+changes something existing, else an enhancement. With a scorer (`types.scorer`, `triage.reading.scorer`), a
+request the phrases did not find may still be found by the scorer, over the issue's own words and the checks'
+scores; its reason quotes the scorer's strongest contributions, and its evidence is still the rubric's (what a
+hybrid gate reads). In both, the performance label comes from the rubric's performance check, beside an
+enhancement.
 
 May import: the standard library, `triage.config` (types), `triage.core.vocab`, `triage.text`.
 """
@@ -40,6 +41,14 @@ def decide_type(doc: Document, rubric: Rubric, labels: LabelSet) -> TypeDecision
     return (by_phrases if rubric.type_scorer is None else by_scorer)(checks, doc, rubric, labels)
 
 
+def rubric_scores(checks: Weighed) -> dict[str, float]:
+    """What a learned scorer reads of the checks (`triage.reading.features.RUBRIC_SCORES`)."""
+    request = checks["request"][2]
+    return {"request_for": sum(e.points for e in request if e.points > 0),
+            "request_against": sum(e.points for e in request if e.points < 0),
+            **{name: checks[name][1] for name in ("feature", "enhancement", "performance")}}
+
+
 def weigh_all(doc: Document, rubric: Rubric) -> Weighed:
     """Each of step 4's checks weighed once (what a learned scorer reads as the rubric's scores)."""
     slots = read_slots(rubric.type_slots, doc, plan=reads(rubric.type_frames))  # read once, by sentence
@@ -63,8 +72,9 @@ def by_phrases(checks: Weighed, doc: Document, rubric: Rubric, labels: LabelSet)
                if r_ev else "not a request, no type label")
         return TypeDecision(TypeKind.NONE, (), tuple(r_ev), r_score, f"step 4: {why}")
     if is_feature and f_score > e_score:
+        why = f"wholly new ({summarize(f_ev, 2)}; request: {summarize(r_ev, 1)})"
         return TypeDecision(TypeKind.FEATURE, (labels.feature,), tuple(r_ev + f_ev), r_score,
-                            f"step 4: feature request, wholly new ({summarize(f_ev, 2)}; request: {summarize(r_ev, 1)})")
+                            f"step 4: feature request, {why}")
     added = (labels.enhancement,) + ((labels.performance,) if is_perf else ())
     improves = summarize([e for e in e_ev if e.points > 0], 2) if e_score > 0 else "nothing shows it is wholly new"
     why = f"request: {summarize(r_ev, 1)}; improves what exists: {improves}"
@@ -76,19 +86,28 @@ def by_phrases(checks: Weighed, doc: Document, rubric: Rubric, labels: LabelSet)
 
 
 def by_scorer(checks: Weighed, doc: Document, rubric: Rubric, labels: LabelSet) -> TypeDecision:
+    """The rubric's phrases first: a request they find, they type. Where they find none, the learned reading may:
+    a request when its probability reaches the scorer's threshold, typed by its feature model (leave-one-writer-out,
+    the phrases typed the requests they found better than the scorer did, and missed the ones a new writer words
+    differently: bench/leave_one_writer_out.py), unless the phrases' counter-evidence says the issue is something
+    else than a request (`types.scorer_defers_to`: a question, a test report, a tracking list; a failure told
+    beside an ask is not such evidence)."""
+    found = by_phrases(checks, doc, rubric, labels)
     scorer = rubric.type_scorer
-    assert scorer is not None
-    (_, r_score, r_ev), (_, _, f_ev), (_, _, e_ev), (is_perf, _, p_ev) = (checks[name] for name in CHECKS)
-    read = scorer.read(doc, {name: found[1] for name, found in checks.items()})
-    said = (f"learned reading {scorer.name}: request {read.request:.2f} "
-            f"({'; '.join(read.for_request) or 'nothing for it'})")
+    if found.decision != TypeKind.NONE or scorer is None:
+        return found
+    if any(e.points < 0 and e.signal in rubric.scorer_defers_to for e in found.evidence):
+        return found  # the phrases say it is something else (a question, a test report, a tracking list)
+    read = scorer.read(doc, rubric_scores(checks))
     if not read.is_request:
-        return TypeDecision(TypeKind.NONE, (), tuple(r_ev), r_score, f"step 4: not a request ({said}), no type label")
-    kind = f"wholly new {read.feature:.2f} ({'; '.join(read.for_kind) or 'nothing for it'})"
+        return found
+    (_, r_score, r_ev), (_, _, f_ev), (_, _, e_ev), (is_perf, _, p_ev) = (checks[name] for name in CHECKS)
+    said = (f"the rubric's phrases found none (score {r_score:g}), its learned reading {scorer.name} does: request "
+            f"{read.request:.2f} ({'; '.join(read.for_request)}); wholly new {read.feature:.2f} "
+            f"({'; '.join(read.for_kind) or 'nothing for it'})")
     if read.is_feature:
         return TypeDecision(TypeKind.FEATURE, (labels.feature,), tuple(r_ev + f_ev), r_score,
-                            f"step 4: feature request ({said}; {kind})")
+                            f"step 4: feature request ({said})")
     added = (labels.enhancement,) + ((labels.performance,) if is_perf else ())
     perf = f"; performance: {summarize(p_ev, 1)}" if is_perf else ""
-    return TypeDecision(TypeKind.ENHANCEMENT, added, tuple(r_ev + e_ev), r_score,
-                        f"step 4: enhancement ({said}; {kind}{perf})")
+    return TypeDecision(TypeKind.ENHANCEMENT, added, tuple(r_ev + e_ev), r_score, f"step 4: enhancement ({said}{perf})")

@@ -9,8 +9,8 @@ procedure decided it: no step function calls another (tests/test_procedure_rules
 tie steps together (stops, a dismissed flag, no reproduction asked of a request) are the procedure's.
 
 May import: the standard library, `triage.text`, `triage.config` (types), `triage.core.snapshot`,
-`triage.core.outcome` (who classified it), `triage.core.vocab`, `triage.core.request_type` (step 4's readings), `triage.reading` (what the rubric could not read, the
-learned type scorer).
+`triage.core.outcome` (who classified it), `triage.core.vocab`, `triage.core.request_type` (step 4's readings),
+`triage.reading` (what the rubric could not read).
 """
 
 from __future__ import annotations
@@ -310,7 +310,7 @@ def step4_types(analysis: Analysis, rubric: Rubric, labels: LabelSet) -> StepRes
     went wrong)? Bug reports, questions and CI or test reports get no type label. Of a request: `feature` when what it
     asks for does not exist today in any form, else `enhancement` (an improvement to something that works), with the
     performance label when it is about speed or memory. The rubric's checks weigh signals and frames; with a learned
-    scorer (`types.scorer`) the scorer decides, over the issue's words and those checks' scores
+    scorer (`types.scorer`), a request they miss may be found by it, over the issue's words and those checks' scores
     (`triage.core.request_type`). What the rubric could not read is said (`Analysis.unread`)."""
     found = decide_type(analysis.doc, rubric, labels)
     return StepResult(4, found.decision, found.labels, evidence=found.evidence, score=found.score,

@@ -7,8 +7,9 @@ An issue is read as
   they name, so that it carries across writers and queues;
 - a few language-neutral facts about the text's shape: a script, a traceback frame, an error line, an environment
   dump, a comment; how long the prose is; a title that is a question;
-- the rubric's own step-4 scores (request, feature, enhancement, performance: `triage.core.steps`), scaled by 1/3
-  and clipped at +-3, so the rubric's phrases stay evidence the model weighs.
+- the rubric's own step-4 scores (the request check's evidence for and against it, the feature, enhancement and
+  performance checks' totals: `triage.core.request_type`), scaled by 1/3 and clipped at +-3, so the rubric's
+  phrases stay evidence the model weighs.
 
 The words and shape facts are one vector scaled to unit length (a long issue does not count more than a short one);
 the rubric's scores are added as they are. A feature is a string; a model keeps a weight per hashed string
@@ -24,14 +25,15 @@ from __future__ import annotations
 import math
 import zlib
 from collections.abc import Mapping
-from itertools import pairwise
 
 from triage.text.document import Document
 from triage.text.patterns import compile_pattern
 
 WHERE = (("title", "t:"), ("prose", "p:"), ("comment", "c:"))
 SHAPE = ("code", "frame", "error", "environment", "comment")
-RUBRIC_CHECKS = ("request", "feature", "enhancement", "performance")
+# The rubric's step-4 scores read: the request check's evidence for and against apart (a tracking list filed with the
+# feature template has both, and its "against" is what makes it no request), the other checks' totals.
+RUBRIC_SCORES = ("request_for", "request_against", "feature", "enhancement", "performance")
 MAX_TOKENS = 3000  # per location: real issues have a few hundred words; a 64 KB hostile body, tens of thousands
 _TOKEN = compile_pattern(r"`[^`\n]{1,80}`|[A-Za-z_][A-Za-z0-9_.']*|[0-9]+(?:\.[0-9]+)*|[?!]")
 
@@ -61,7 +63,8 @@ def tokens(text: bytes) -> list[str]:
 
 
 def _camel(word: str) -> bool:
-    return any(a.islower() and b.isupper() for a, b in pairwise(word))
+    """An identifier's mixed case (`allReduce`, `FSDPModule`), not a capitalised or all-caps word (`Hello`, `DDP`)."""
+    return any(c.isupper() for c in word[1:]) and any(c.islower() for c in word)
 
 
 def words(doc: Document) -> dict[str, float]:
@@ -87,17 +90,22 @@ def type_features(doc: Document, rubric_scores: Mapping[str, float]) -> dict[str
     found = words(doc)
     norm = math.sqrt(sum(v * v for v in found.values())) or 1.0
     out = {name: value / norm for name, value in found.items()}
-    for check in RUBRIC_CHECKS:
-        out["rubric:" + check] = max(-3.0, min(3.0, float(rubric_scores.get(check, 0.0)) / 3))
+    for name in RUBRIC_SCORES:
+        out["rubric:" + name] = max(-3.0, min(3.0, float(rubric_scores.get(name, 0.0)) / 3))
     return out
 
 
-def hashed(features: Mapping[str, float], bits: int) -> tuple[dict[int, float], dict[int, list[str]]]:
-    """Bucket -> summed value, and bucket -> the feature names in it (for the reasons)."""
+def hashed(features: Mapping[str, float], bits: int,
+           known: tuple[Mapping[int, float], ...] | None = None) -> tuple[dict[int, float], dict[int, list[str]]]:
+    """Bucket -> summed value, and bucket -> the feature names in it (for the reasons). With `known` (models'
+    weights), only the buckets some model weighs are kept: the others add nothing."""
     values: dict[int, float] = {}
     names: dict[int, list[str]] = {}
+    mask, crc = (1 << bits) - 1, zlib.crc32
     for name, value in features.items():
-        b = bucket(name, bits)
+        b = crc(name.encode("utf-8")) & mask
+        if known is not None and not any(b in weights for weights in known):
+            continue
         values[b] = values.get(b, 0.0) + value
         names.setdefault(b, []).append(name)
     return values, names

@@ -22,6 +22,7 @@ May import: the standard library, `re2` (google-re2), `triage.text`.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
 
 from triage.text.document import Document
@@ -39,7 +40,8 @@ MIN_LOG_LINES = 4
 MAX_ONE_LINE_WORDS = 12  # title and description together: a one-line sentence that says what broke is read
 MIN_COMMENT_WORDS = 15  # a comment this long says more than a one-line description
 
-_LETTERS = compile_pattern(r"\p{Latin}+")
+_NOT_ASCII_LETTER = bytes(c for c in range(128) if not chr(c).isalpha())  # deleted: what is left are a-z, A-Z
+_FOREIGN = compile_pattern("(?:" + "|".join(cls for _, cls, _ in SCRIPTS) + ")+")
 _RUNS = tuple((name, compile_pattern(f"(?:{cls})+"), weight) for name, cls, weight in SCRIPTS)
 _NOT_PROSE = compile_pattern(r"`[^`\n]*`|https?://\S+")
 _LOG_LINE = compile_pattern(
@@ -85,8 +87,11 @@ def foreign_script(doc: Document) -> tuple[str, float] | None:
     text = "\n".join(doc.get(loc) for loc in ("title", "prose", "comment"))
     if text.isascii():
         return None
-    text = _NOT_PROSE.regex.sub(" ", text)
-    latin = sum(len(m.group(0)) for m in _LETTERS.regex.finditer(text))
+    encoded = _NOT_PROSE.regex.sub(b" ", text.encode("utf-8", "replace"))
+    if sum(len(m.group(0)) for m in _FOREIGN.regex.finditer(encoded)) < 2 * MIN_FOREIGN:  # UTF-8: 2+ bytes each
+        return None  # accents, emoji, a name: not the prose (the common case, decided in one scan)
+    text = encoded.decode("utf-8", "replace")
+    latin = len(text.encode("ascii", "ignore").translate(None, _NOT_ASCII_LETTER))
     counted = [(name, sum(len(m.group(0)) for m in run.regex.finditer(text)), weight) for name, run, weight in _RUNS]
     foreign = sum(n * w for _, n, w in counted)
     name = max(counted, key=lambda item: item[1] * item[2])[0]
@@ -101,17 +106,21 @@ def is_bot_report(doc: Document, author: str = "") -> bool:
     if author and _BOT_LOGIN.regex.search(author):
         return True
     text = doc.get("title") + "\n" + doc.get("prose")
-    return sum(1 for p in _CI_TEMPLATE if p.regex.search(text)) >= 2
+    folded = text.casefold()
+    return sum(1 for p in _CI_TEMPLATE if p.search(text, folded)) >= 2
 
 
 def _prose(prose: str) -> _Prose:
-    words = logs = 0
-    for line in prose.splitlines():
-        if _LOG_LINE.regex.search(line):
-            logs += 1
-        else:
-            words += len(line.split())
-    return _Prose(words, logs)
+    """Words of the prose outside log lines, and how many log lines (one RE2 pass over the text)."""
+    lines = prose.split("\n")
+    encoded = [line.encode("utf-8", "replace") for line in lines]
+    starts, at = [], 0
+    for line in encoded:
+        starts.append(at)
+        at += len(line) + 1
+    logged = {bisect_right(starts, m.start()) - 1 for m in _LOG_LINE.regex.finditer(b"\n".join(encoded))}
+    words = sum(len(line.split()) for i, line in enumerate(lines) if i not in logged)
+    return _Prose(words, len(logged))
 
 
 def _one_line(doc: Document, body: _Prose, logs: int) -> bool:

@@ -40,7 +40,7 @@ from triage.core.request_type import rubric_scores, weigh_all  # noqa: E402
 from triage.core.steps import analyse  # noqa: E402
 from triage.evaluation.answer_key import read_key  # noqa: E402
 from triage.evaluation.dataset import read_dataset  # noqa: E402
-from triage.reading.features import bucket, type_features  # noqa: E402
+from triage.reading.features import REQUEST_SCORES, RUBRIC_SCORES, bucket, type_features  # noqa: E402
 from triage.reading.scorer import FORMAT, pack  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "eval"
@@ -53,7 +53,7 @@ SETS = {
                    ROOT / f"examples/invented-sets/set{n}/key.jsonl") for n in range(6, 14)},
 }
 REAL = ("dev", "dev2")
-SETTINGS = {"bits": 18, "min_df": 2, "c_request": 1.0, "c_feature": 1.0, "request_threshold": 0.85,
+SETTINGS = {"bits": 18, "min_df": 2, "c_request": 1.0, "c_feature": 1.0, "request_threshold": 0.8,
             "feature_threshold": 0.5, "rubric_blind_copies": True}
 
 
@@ -105,21 +105,24 @@ def train(examples: list[Example], settings: dict | None = None, on: list[str] |
     kept = sorted(b for b, n in df.items() if n >= s["min_df"] or b in rubric_buckets)
     column = {b: i for i, b in enumerate(kept)}
 
-    def matrix(blind: bool):
+    # The request model reads the request check's scores only (the others are weighed for a request alone).
+    not_for_request = {bucket("rubric:" + name, bits) for name in RUBRIC_SCORES if name not in REQUEST_SCORES}
+
+    def matrix(blind: bool, drop=frozenset()):
         data, ind, ptr = [], [], [0]
         for row in rows:
             for b, value in row.items():
-                if b in column and not (blind and b in rubric_buckets):
+                if b in column and b not in drop and not (blind and b in rubric_buckets):
                     data.append(value)
                     ind.append(column[b])
             ptr.append(len(data))
         return sp.csr_matrix((data, ind, ptr), shape=(len(rows), len(kept)))
 
-    X = matrix(False)
+    X, X_request = matrix(False), matrix(False, not_for_request)
     is_request = np.array([ex.type in ("feature", "enhancement") for ex in examples], dtype=int)
     is_feature = np.array([ex.type == "feature" for ex in examples], dtype=int)
     if s["rubric_blind_copies"]:
-        X = sp.vstack([X, matrix(True)]).tocsr()
+        X, X_request = sp.vstack([X, matrix(True)]).tocsr(), sp.vstack([X_request, matrix(True)]).tocsr()
         is_request, is_feature = np.concatenate([is_request, is_request]), np.concatenate([is_feature, is_feature])
 
     def fit(X, y, c):
@@ -128,7 +131,7 @@ def train(examples: list[Example], settings: dict | None = None, on: list[str] |
         return model
 
     requests = is_request == 1
-    m_request = fit(X, is_request, s["c_request"])
+    m_request = fit(X_request, is_request, s["c_request"])
     m_feature = fit(X[requests], is_feature[requests], s["c_feature"])
 
     def linear(model, threshold):

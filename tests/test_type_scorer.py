@@ -90,9 +90,11 @@ def test_a_malformed_model_file_is_refused(data, problem):
 def test_features_are_stable_and_identifiers_masked():
     # CRC-32 of the feature's text: the same bucket in every process and on every platform (unlike hash()).
     assert bucket("p:would be", 18) == 48991
-    said = tokens(b"Could `fully_shard` take torch.distributed groups on 2.5 like FSDPModule? I'd like that.")
+    said = tokens("Could `fully_shard` take torch.distributed groups on 2.5 like FSDPModule? I'd like that, DDP.")
     assert said == ["could", "<code>", "take", "<name>", "groups", "on", "<num>", "like", "<name>", "?", "i'd",
-                    "like", "that"]
+                    "like", "that", "ddp"]
+    assert tokens("训练 卡住 in all_reduce") == ["in", "<name>"]  # other scripts: left out (and said, unread.py)
+    assert len(tokens("`x` " * 40000)) == len(tokens("word " * 40000)) == 3000  # bounded, whatever the text
 
 
 def test_the_words_are_one_unit_vector_beside_the_rubrics_scores():

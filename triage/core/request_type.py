@@ -24,7 +24,6 @@ from triage.text.frames import read_slots, reads, sum_frames
 from triage.text.matching import Evidence, score, summarize
 
 CHECKS = ("request", "feature", "enhancement", "performance")
-Weighed = dict[str, tuple[bool, float, list[Evidence]]]
 
 
 @dataclass(frozen=True)
@@ -36,23 +35,43 @@ class TypeDecision:
     reason: str
 
 
+class Checks(dict):
+    """Step 4's checks by name, each weighed when first asked for, once (most issues are bug reports: their feature,
+    enhancement and performance checks are never weighed)."""
+
+    def __init__(self, doc: Document, rubric: Rubric):
+        super().__init__()
+        self.doc, self.rubric = doc, rubric
+        self.slots = read_slots(rubric.type_slots, doc, plan=reads(rubric.type_frames))  # read once, by sentence
+
+    def __missing__(self, name: str) -> tuple[bool, float, list[Evidence]]:
+        self[name] = weigh(getattr(self.rubric, name), self.doc, self.rubric, self.slots)
+        return self[name]
+
+
 def decide_type(doc: Document, rubric: Rubric, labels: LabelSet) -> TypeDecision:
-    checks = weigh_all(doc, rubric)
+    checks = Checks(doc, rubric)
     return (by_phrases if rubric.type_scorer is None else by_scorer)(checks, doc, rubric, labels)
 
 
-def rubric_scores(checks: Weighed) -> dict[str, float]:
-    """What a learned scorer reads of the checks (`triage.reading.features.RUBRIC_SCORES`)."""
+def weigh_all(doc: Document, rubric: Rubric) -> Checks:
+    """Each of step 4's checks weighed (what the training script reads as the rubric's scores)."""
+    checks = Checks(doc, rubric)
+    for name in CHECKS:
+        checks[name]  # noqa: B018 -- weighed now
+    return checks
+
+
+def request_scores(checks: Checks) -> dict[str, float]:
+    """The request check's evidence for and against (`triage.reading.features.REQUEST_SCORES`)."""
     request = checks["request"][2]
     return {"request_for": sum(e.points for e in request if e.points > 0),
-            "request_against": sum(e.points for e in request if e.points < 0),
-            **{name: checks[name][1] for name in ("feature", "enhancement", "performance")}}
+            "request_against": sum(e.points for e in request if e.points < 0)}
 
 
-def weigh_all(doc: Document, rubric: Rubric) -> Weighed:
-    """Each of step 4's checks weighed once (what a learned scorer reads as the rubric's scores)."""
-    slots = read_slots(rubric.type_slots, doc, plan=reads(rubric.type_frames))  # read once, by sentence
-    return {name: weigh(getattr(rubric, name), doc, rubric, slots) for name in CHECKS}
+def rubric_scores(checks: Checks) -> dict[str, float]:
+    """Everything a learned scorer reads of the checks (`triage.reading.features.RUBRIC_SCORES`)."""
+    return {**request_scores(checks), **{name: checks[name][1] for name in ("feature", "enhancement", "performance")}}
 
 
 def weigh(check: Check, doc: Document, rubric: Rubric, slots) -> tuple[bool, float, list[Evidence]]:
@@ -63,18 +82,19 @@ def weigh(check: Check, doc: Document, rubric: Rubric, slots) -> tuple[bool, flo
     return total >= check.min_score and total > 0, total, evidence
 
 
-def by_phrases(checks: Weighed, doc: Document, rubric: Rubric, labels: LabelSet) -> TypeDecision:
-    (is_request, r_score, r_ev), (is_feature, f_score, f_ev) = checks["request"], checks["feature"]
-    (_, e_score, e_ev), (is_perf, _, p_ev) = checks["enhancement"], checks["performance"]
+def by_phrases(checks: Checks, doc: Document, rubric: Rubric, labels: LabelSet) -> TypeDecision:
+    is_request, r_score, r_ev = checks["request"]
     if not is_request:
         # Most distributed issues are bug reports (the seed says so); the reason shows what weighed, if anything.
         why = (f"not a request (score {r_score:g} < {rubric.request.min_score:g}: {summarize(r_ev, 2)}), no type label"
                if r_ev else "not a request, no type label")
         return TypeDecision(TypeKind.NONE, (), tuple(r_ev), r_score, f"step 4: {why}")
+    (is_feature, f_score, f_ev), (_, e_score, e_ev) = checks["feature"], checks["enhancement"]
     if is_feature and f_score > e_score:
         why = f"wholly new ({summarize(f_ev, 2)}; request: {summarize(r_ev, 1)})"
         return TypeDecision(TypeKind.FEATURE, (labels.feature,), tuple(r_ev + f_ev), r_score,
                             f"step 4: feature request, {why}")
+    is_perf, _, p_ev = checks["performance"]
     added = (labels.enhancement,) + ((labels.performance,) if is_perf else ())
     improves = summarize([e for e in e_ev if e.points > 0], 2) if e_score > 0 else "nothing shows it is wholly new"
     why = f"request: {summarize(r_ev, 1)}; improves what exists: {improves}"
@@ -85,7 +105,7 @@ def by_phrases(checks: Weighed, doc: Document, rubric: Rubric, labels: LabelSet)
     return TypeDecision(TypeKind.ENHANCEMENT, added, tuple(r_ev + e_ev), r_score, f"step 4: enhancement ({why})")
 
 
-def by_scorer(checks: Weighed, doc: Document, rubric: Rubric, labels: LabelSet) -> TypeDecision:
+def by_scorer(checks: Checks, doc: Document, rubric: Rubric, labels: LabelSet) -> TypeDecision:
     """The rubric's phrases first: a request they find, they type. Where they find none, the learned reading may:
     a request when its probability reaches the scorer's threshold, typed by its feature model (leave-one-writer-out,
     the phrases typed the requests they found better than the scorer did, and missed the ones a new writer words
@@ -98,7 +118,7 @@ def by_scorer(checks: Weighed, doc: Document, rubric: Rubric, labels: LabelSet) 
         return found
     if any(e.points < 0 and e.signal in rubric.scorer_defers_to for e in found.evidence):
         return found  # the phrases say it is something else (a question, a test report, a tracking list)
-    read = scorer.read(doc, rubric_scores(checks))
+    read = scorer.read(doc, request_scores(checks), lambda: rubric_scores(checks))
     if not read.is_request:
         return found
     (_, r_score, r_ev), (_, _, f_ev), (_, _, e_ev), (is_perf, _, p_ev) = (checks[name] for name in CHECKS)

@@ -15,50 +15,62 @@ The words and shape facts are one vector scaled to unit length (a long issue doe
 the rubric's scores are added as they are. A feature is a string; a model keeps a weight per hashed string
 (`bucket`: CRC-32, stable across processes and platforms, unlike `hash()`), so shipped weights hold no issue text.
 
-Cost: one RE2 scan per location (linear in the text), at most `MAX_TOKENS` tokens kept per location.
+Cost: a translation and a split of each location's text (linear), at most `MAX_TOKENS` tokens kept per location.
 
-May import: the standard library, `re2` (google-re2), `triage.text`.
+May import: the standard library, `triage.text`.
 """
 
 from __future__ import annotations
 
 import math
+import string
 import zlib
 from collections.abc import Mapping
 
 from triage.text.document import Document
-from triage.text.patterns import compile_pattern
 
 WHERE = (("title", "t:"), ("prose", "p:"), ("comment", "c:"))
 SHAPE = ("code", "frame", "error", "environment", "comment")
 # The rubric's step-4 scores read: the request check's evidence for and against apart (a tracking list filed with the
-# feature template has both, and its "against" is what makes it no request), the other checks' totals.
-RUBRIC_SCORES = ("request_for", "request_against", "feature", "enhancement", "performance")
+# feature template has both, and its "against" is what makes it no request); the request model reads those two, the
+# feature-or-enhancement model the other checks' totals too (they are weighed only for an issue found a request).
+REQUEST_SCORES = ("request_for", "request_against")
+RUBRIC_SCORES = (*REQUEST_SCORES, "feature", "enhancement", "performance")
 MAX_TOKENS = 3000  # per location: real issues have a few hundred words; a 64 KB hostile body, tens of thousands
-_TOKEN = compile_pattern(r"`[^`\n]{1,80}`|[A-Za-z_][A-Za-z0-9_.']*|[0-9]+(?:\.[0-9]+)*|[?!]")
+MAX_CODE = 80  # characters: a longer `...` span is not inline code
+# Every ASCII character that is no part of a word becomes a space ("?" and "!" stand alone): the text is then split.
+_SPLIT = str.maketrans({**{c: " " for c in string.punctuation + string.whitespace if c not in "_.'?!"},
+                        "?": " ? ", "!": " ! "})
+_WORD_START = frozenset(string.ascii_letters + "_")
 
 
 def bucket(feature: str, bits: int) -> int:
     return zlib.crc32(feature.encode("utf-8")) & ((1 << bits) - 1)
 
 
-def tokens(text: bytes) -> list[str]:
-    """The words of a text, lower-cased, with identifiers, inline code and numbers masked."""
+def tokens(text: str) -> list[str]:
+    """The words of a text, lower-cased, with identifiers, inline code and numbers masked; words in other scripts
+    are left out (`triage.reading.unread` says so). Linear: a translation and a split, no pattern."""
     out: list[str] = []
-    for count, found in enumerate(_TOKEN.regex.finditer(text)):
-        if count >= MAX_TOKENS:
-            break
-        word = found.group(0).decode("utf-8", "replace")
-        if word.startswith("`"):
+    for i, part in enumerate(text.split("`")):
+        if i % 2 and len(part) <= MAX_CODE and "\n" not in part:
             out.append("<code>")
-        elif word[0].isdigit():
-            out.append("<num>")
-        else:
-            word = word.rstrip(".'")
+            if len(out) >= MAX_TOKENS:
+                return out
+            continue
+        for word in part.translate(_SPLIT).split():
+            word = word.strip(".'")
             if not word:
                 continue
-            masked = "_" in word or "." in word or any(c.isdigit() for c in word) or _camel(word)
-            out.append("<name>" if masked else word.lower())
+            if word in ("?", "!"):
+                out.append(word)
+            elif word[0].isdigit():
+                out.append("<num>")
+            elif word[0] in _WORD_START:
+                masked = "_" in word or "." in word or any(c.isdigit() for c in word) or _camel(word)
+                out.append("<name>" if masked else word.lower())
+            if len(out) >= MAX_TOKENS:
+                return out
     return out
 
 
@@ -68,31 +80,36 @@ def _camel(word: str) -> bool:
 
 
 def words(doc: Document) -> dict[str, float]:
-    """The n-gram and shape features (not yet scaled)."""
+    """The n-gram and shape features, scaled to unit length (a long issue does not count more than a short one)."""
     out: dict[str, float] = {}
     for location, prefix in WHERE:
-        said = tokens(doc.encoded(location))
+        said = tokens(doc.get(location))
         for i, word in enumerate(said):
             out[prefix + word] = 1.0
             if i + 1 < len(said):
                 out[f"{prefix}{word} {said[i + 1]}"] = 1.0
     for location in SHAPE:
-        if doc.encoded(location):
+        if doc.get(location):
             out["has:" + location] = 1.0
     out["prose_words"] = math.log1p(len(doc.get("prose").split())) / 5
     if doc.get("title").rstrip().endswith("?"):
         out["title_question"] = 1.0
-    return out
+    norm = math.sqrt(sum(v * v for v in out.values())) or 1.0
+    return {name: value / norm for name, value in out.items()}
 
 
-def type_features(doc: Document, rubric_scores: Mapping[str, float]) -> dict[str, float]:
-    """Every feature of one issue, by name: the words scaled to unit length, and the rubric's step-4 scores."""
-    found = words(doc)
-    norm = math.sqrt(sum(v * v for v in found.values())) or 1.0
-    out = {name: value / norm for name, value in found.items()}
-    for name in RUBRIC_SCORES:
+def with_scores(found: Mapping[str, float], rubric_scores: Mapping[str, float],
+                names=RUBRIC_SCORES) -> dict[str, float]:
+    """The words and the rubric's scores named (scaled by 1/3, clipped at +-3)."""
+    out = dict(found)
+    for name in names:
         out["rubric:" + name] = max(-3.0, min(3.0, float(rubric_scores.get(name, 0.0)) / 3))
     return out
+
+
+def type_features(doc: Document, rubric_scores: Mapping[str, float], names=RUBRIC_SCORES) -> dict[str, float]:
+    """Every feature of one issue, by name: its words, and the rubric's step-4 scores named."""
+    return with_scores(words(doc), rubric_scores, names)
 
 
 def hashed(features: Mapping[str, float], bits: int,

@@ -20,12 +20,12 @@ import json
 import math
 import sys
 from array import array
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 
-from triage.reading.features import hashed, type_features
+from triage.reading.features import REQUEST_SCORES, hashed, with_scores, words
 from triage.text.document import Document
 
 FORMAT = "ptd-triage linear type scorer"
@@ -70,15 +70,25 @@ class TypeScorer:
     feature: Linear
     trained: dict = field(default_factory=dict, compare=False)
 
-    def read(self, doc: Document, rubric_scores: Mapping[str, float]) -> TypeReading:
+    def read(self, doc: Document, rubric_scores: Mapping[str, float],
+             more_scores: Callable[[], Mapping[str, float]] | None = None) -> TypeReading:
+        """The request model over the words and the request check's scores; for a request, the feature model over
+        the words and every check's score (`more_scores` weighs the checks not weighed yet, only then)."""
         known = (self.request.weights, self.feature.weights)
-        values, names = hashed(type_features(doc, rubric_scores), self.bits, known)
+        found = words(doc)
+        values, names = hashed(with_scores(found, rubric_scores, REQUEST_SCORES), self.bits, known)
         towards_request = self.request.contributions(values)
+        p_request = self.request.probability(towards_request)
+        is_request = p_request >= self.request.threshold
+        for_request = _strongest(towards_request, names, 1 if is_request else -1)
+        if not is_request:
+            return TypeReading(p_request, 0.0, False, False, for_request)
+        scores = {**rubric_scores, **(more_scores() if more_scores else {})}
+        values, names = hashed(with_scores(found, scores), self.bits, known)
         towards_feature = self.feature.contributions(values)
-        p_request, p_feature = self.request.probability(towards_request), self.feature.probability(towards_feature)
-        is_request, is_feature = p_request >= self.request.threshold, p_feature >= self.feature.threshold
-        return TypeReading(p_request, p_feature, is_request, is_feature,
-                           _strongest(towards_request, names, 1 if is_request else -1),
+        p_feature = self.feature.probability(towards_feature)
+        is_feature = p_feature >= self.feature.threshold
+        return TypeReading(p_request, p_feature, True, is_feature, for_request,
                            _strongest(towards_feature, names, 1 if is_feature else -1))
 
 

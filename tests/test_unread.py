@@ -76,14 +76,14 @@ Traceback (most recent call last):
 RuntimeError: CUDA error: an illegal memory access was encountered
 """)
     unread = _unread("FSDP init error", log)
-    assert any("nothing but pasted logs" in why for why in unread), unread
-    assert "nothing but pasted logs" in " ".join(plan_for("FSDP init error", log).reasons)
+    assert any("nothing but a pasted log" in why for why in unread), unread
+    assert "nothing but a pasted log" in " ".join(plan_for("FSDP init error", log).reasons)
 
 
 def test_log_lines_pasted_outside_a_code_block_are_not_prose():
     body = "\n".join(f"[rank{r}]:[W1201 10:0{r}:11 ProcessGroupNCCL.cpp:1234] Warning: heartbeat missed"
                      for r in range(6))
-    assert any("nothing but pasted logs" in why for why in _unread("NCCL warnings", body))
+    assert any("nothing but a pasted log" in why for why in _unread("NCCL warnings", body))
 
 
 def test_a_bots_ci_template_report_is_said():

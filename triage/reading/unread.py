@@ -8,8 +8,9 @@ for human attention"), and a planner that can ask a model asks it. Four cases, e
 - `script`: the prose (title, description, comments) is mostly in a script the rubric does not read (Chinese,
   Japanese, Korean, Cyrillic, Arabic, ...): letters counted by Unicode script, a CJK character as three letters
   (about a word's worth), inline code and links left out;
-- `log`: the description is nothing but pasted logs, code or a traceback, with almost no words around it (log lines
-  pasted outside a code block count as log, not prose);
+- `log`: the description is nothing but a pasted log or traceback, with almost no words around it (log lines pasted
+  outside a code block count as log, not prose; a script is not a log: it is a reproduction, and the rubric reads
+  it);
 - `bot`: a bot's or CI template report (an app's `[bot]` login, or two marks of a CI template): its fields are a
   form's, not a person's account of what went wrong;
 - `one_line`: the description is one line, which with the title says a dozen words at most, and no comment says
@@ -46,7 +47,7 @@ _RUNS = tuple((name, compile_pattern(f"(?:{cls})+"), weight) for name, cls, weig
 _NOT_PROSE = compile_pattern(r"`[^`\n]*`|https?://\S+")
 _LOG_LINE = compile_pattern(
     r"^\s*(?:\[?rank\s?\d+\]?|\[?\d{4}-\d{2}-\d{2}|\w{3} \d{2} \d{2}:\d{2}:\d{2}|\d{2}:\d{2}:\d{2}|[IWEF]\d{4} "
-    r"|\[?(?:INFO|WARN|WARNING|ERROR|DEBUG|FATAL|TRACE)\b|at \S+\(|#\d+ |0x[0-9a-fA-F]{6,})"
+    r"|\[?(?:INFO|WARN|WARNING|ERROR|DEBUG|FATAL|TRACE)\b|at \S+\(|#\d+ |0x[0-9a-fA-F]{6,}|Traceback \(most recent)"
     r"|\S+\.(?:py|cpp|cc|cu|h|hpp):\d+")
 _BOT_LOGIN = compile_pattern(r"\[bot\]$")
 _CI_TEMPLATE = tuple(compile_pattern(p, case_sensitive=False) for p in (
@@ -71,13 +72,14 @@ def unread_reasons(doc: Document, *, author: str = "") -> tuple[str, ...]:
         reasons.append(f"prose mostly in {name} ({share:.0%} of its letters), which the rubric does not read: its "
                        "request and step-5 criteria were judged on the code, logs and errors alone")
     body = _prose(doc.get("prose"))
-    logs = body.log_lines + sum(len(doc.get(loc).splitlines()) for loc in ("code", "frame", "error"))
+    code = _prose(doc.get("code"))
+    logs = body.log_lines + code.log_lines + sum(len(doc.get(loc).splitlines()) for loc in ("frame", "error"))
     if body.words <= MAX_LOG_WORDS and logs >= MIN_LOG_LINES:
-        reasons.append("the description is nothing but pasted logs, code or a traceback: what the reporter saw and "
-                       "wants is not said in words")
+        reasons.append("the description is nothing but a pasted log or traceback: what the reporter saw and wants "
+                       "is not said in words")
     if is_bot_report(doc, author):
         reasons.append("a bot's or CI template report: its fields are a form's, not a person's account")
-    elif _one_line(doc, body, logs):
+    elif _one_line(doc, body, logs + len(doc.get("code").splitlines())):
         reasons.append("the description is one short line: too little to read a request or a criterion from")
     return tuple(reasons)
 
@@ -111,7 +113,7 @@ def is_bot_report(doc: Document, author: str = "") -> bool:
 
 
 def _prose(prose: str) -> _Prose:
-    """Words of the prose outside log lines, and how many log lines (one RE2 pass over the text)."""
+    """Words of a text outside log lines, and how many log lines (one RE2 pass over the text)."""
     lines = prose.split("\n")
     encoded = [line.encode("utf-8", "replace") for line in lines]
     starts, at = [], 0

@@ -39,6 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "bench"))
 
 import train_type_scorer as training  # noqa: E402
 
@@ -125,17 +126,6 @@ def table(result: dict, settings: dict) -> str:
             "\n\n" + "\n".join(lines) + "\n")
 
 
-def write_section(results: Path, section: str) -> None:
-    """The section between its markers in results.md (bench/run.py keeps it when it rewrites the file)."""
-    text = results.read_text(encoding="utf-8") if results.exists() else "# ptd-triage benchmark\n"
-    block = f"{START}\n{section.rstrip()}\n{END}"
-    if START in text and END in text:
-        text = text[:text.index(START)] + block + text[text.index(END) + len(END):]
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    results.write_text(text, encoding="utf-8")
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--settings", default="{}", help="training settings over the script's SETTINGS (JSON)")
@@ -149,7 +139,9 @@ def main(argv=None) -> int:
     results = leave_one_writer_out(settings, thresholds)
     text = "\n".join(table(result, {**settings, "request_threshold": t}) for t, result in results.items())
     print(text)
-    write_section(args.out, "## Leave one writer out (bench/leave_one_writer_out.py)\n\n" + text)
+    from startup import write_section  # bench/startup.py: the same markers' rule for every section
+
+    write_section(args.out, "## Leave one writer out (bench/leave_one_writer_out.py)\n\n" + text, START, END)
     if args.json:
         args.json.write_text(json.dumps({str(t): r for t, r in results.items()}, indent=1), encoding="utf-8")
     return 0

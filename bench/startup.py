@@ -243,12 +243,12 @@ def markdown(info: dict, envs: list[dict]) -> str:
 START, END = "<!-- startup -->", "<!-- /startup -->"
 
 
-def write_section(results: Path, section: str) -> None:
+def write_section(results: Path, section: str, start: str = START, end: str = END) -> None:
     """Put the section between its markers in bench/results.md (bench/run.py keeps it when it rewrites the file)."""
     text = results.read_text(encoding="utf-8") if results.exists() else "# ptd-triage benchmark\n"
-    block = f"{START}\n{section.rstrip()}\n{END}"
-    if START in text and END in text:
-        text = text[:text.index(START)] + block + text[text.index(END) + len(END):]
+    block = f"{start}\n{section.rstrip()}\n{end}"
+    if start in text and end in text:
+        text = text[:text.index(start)] + block + text[text.index(end) + len(end):]
     else:
         text = text.rstrip("\n") + "\n\n" + block + "\n"
     results.write_text(text, encoding="utf-8")

@@ -14,9 +14,11 @@ ROOT = Path(__file__).resolve().parents[1] / "triage"
 ALLOWED = {
     "text": set(),
     "http": set(),
-    "config": {"text"},
+    # Shared reading every queue can use (what the rubric could not read, the learned type scorer): text only.
+    "reading": {"text"},
+    "config": {"text", "reading"},
     "github": {"http"},
-    "core": {"text", "config", "github"},
+    "core": {"text", "config", "github", "reading"},
     # The providers' protocols only: nothing about triage (the prompt, the schema, the answer's adapter are the
     # model planners', triage.planners.model).
     "llm": {"http"},

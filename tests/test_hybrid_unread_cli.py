@@ -3,8 +3,7 @@ rubric could not read is put to the model whatever the gate (an issue written in
 pasted log, a CI bot's report), while, with `hybrid: {gate: true}`, a plain readable report the gate is sure of is
 not; by default every issue whose steps 4 and 5 run is asked.
 
-The rubric's `unread` note comes from its own reading once that exists; until then `tests/unread_standin.py` puts
-the note the reading is meant to give on these three issues (and none on the fourth), in the CLI's own process."""
+The rubric's `unread` note is its own reading's (`triage.reading.unread`), through the real CLI in a subprocess."""
 from __future__ import annotations
 
 import json
@@ -14,7 +13,6 @@ import sys
 
 import pytest
 from engine_helpers import ROOT, rest_issue
-from unread_standin import VARIABLE, has_own_reading
 
 CHINESE = rest_issue(
     "FSDP2 训练问题",
@@ -39,9 +37,7 @@ PLAIN = rest_issue(
     "DDP find_unused_parameters raises",
     "```\nRuntimeError: Expected to have finished reduction in the prior iteration\n```\n```\nimport "
     "torch.distributed as dist\nmodel = DDP(net)\nloss.backward()\n```", number=9104)
-# What the rubric's reading is meant to say of each (the stand-in's notes; the real reading's words may differ).
-NOTES = {9101: ["prose in a script the rubric has no words for (CJK)"], 9102: ["nothing but a log"],
-         9103: ["a bot's report"]}
+UNREADABLE = (CHINESE["number"], LOG_ONLY["number"], BOT["number"])
 UNREAD = "the rubric could not read the issue ("
 
 
@@ -49,11 +45,9 @@ def plan(tmp_path, fake_openai, *extra: str) -> list[dict]:
     issues = tmp_path / "issues.jsonl"
     issues.write_text("".join(json.dumps({"issue": i, "comments": []}, ensure_ascii=False) + "\n"
                               for i in (CHINESE, LOG_ONLY, BOT, PLAIN)), encoding="utf-8")
-    code = ("import sys, unread_standin; unread_standin.install(); from triage.cli.main import main; "
-            "sys.exit(main(sys.argv[1:]))")
+    code = "import sys; from triage.cli.main import main; sys.exit(main(sys.argv[1:]))"
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/tmp"),
-           "PYTHONPATH": str(ROOT / "tests"), "OPENAI_API_KEY": fake_openai.api_key,
-           VARIABLE: json.dumps(NOTES)}
+           "OPENAI_API_KEY": fake_openai.api_key}
     done = subprocess.run([sys.executable, "-c", code, "plan", str(issues), "--planner", "hybrid",
                            "--llm-provider", "openai", "--llm-model", "m", "--llm-base-url", fake_openai.url, *extra],
                           capture_output=True, text=True, timeout=120, env=env, cwd=ROOT, check=False)
@@ -70,12 +64,10 @@ def test_an_issue_the_rubric_could_not_read_is_asked_whatever_the_gate(tmp_path,
     config.write_text("extends: distributed\nrubric:\n  hybrid:\n    gate: true\n", encoding="utf-8")
     plans = {p["issue"]: p for p in plan(tmp_path, fake_openai, "--config", str(config))}
     assert len(fake_openai.answered) == 3  # one call for each issue the rubric could not read, none for PLAIN
-    for number, note in NOTES.items():
+    for number in UNREADABLE:
         why = asked(plans[number])
         assert UNREAD in why, (number, plans[number]["reasons"])
         assert plans[number]["planner"] == "hybrid" and plans[number]["usage"]
-        if not has_own_reading():  # the stand-in's words
-            assert f"{UNREAD}{'; '.join(note)})" in why
     assert not asked(plans[PLAIN["number"]])
     assert any("the model was not asked" in r for r in plans[PLAIN["number"]]["reasons"])
     # What the model was shown is the issue itself, in the script it was written in.
@@ -92,4 +84,4 @@ def test_by_default_every_issue_whose_steps_4_and_5_run_is_asked(tmp_path, fake_
     assert len(fake_openai.answered) == 4
     for number, p in plans.items():
         assert "steps 4 and 5 run on this issue: the model reads them" in asked(p), number
-        assert (UNREAD in asked(p)) == (number in NOTES)
+        assert (UNREAD in asked(p)) == (number in UNREADABLE)

@@ -4,11 +4,14 @@ decision at every step is folded into a plan, by the `llm` planner and by `hybri
 plan writes exactly what the rubric's does (labels, comment, outcome, sub-oncall, modules, confidence). Any
 difference is a second copy of the procedure that drifted. The in-repo issues always; the shared dev sets too when
 `../shared` is there; and one issue per outcome of the procedure (test_procedure's table: the slowdown that asks for
-a performance reproduction among them), by both planners, step decisions compared too.
+a performance reproduction among them), by both planners, step decisions compared too. (The review label the rubric
+adds where it could not read an issue, `high_priority.unread_review`, is its own doubt, not a decision a model
+repeats: a model reads the other script or the bare log, so the rubric's plan compared is the one without it.)
 """
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -93,9 +96,11 @@ def test_a_model_that_agrees_with_the_rubric_gives_the_rubrics_plan(source, monk
     monkeypatch.setattr(hybrid_module, "uncertain_steps",
                         lambda *a, **k: (frozenset(range(1, 7)), ("every step, for this test",)))
     planners = {"llm": LLMPlanner(client), "hybrid": HybridPlanner(client)}
+    hp = replace(bundle.rubric.high_priority, unread_review=False)
+    reading = replace(bundle, rubric=replace(bundle.rubric, high_priority=hp))
     differ, asked = [], 0
     for snapshot in _snapshots(source):
-        rubric = plan_issue(snapshot, bundle)
+        rubric = plan_issue(snapshot, reading)
         client.answer = agreeing_answer(rubric, bundle)
         want = {k: v for k, v in rubric.to_dict().items() if k in WRITES}
         for name, planner in planners.items():

@@ -3,5 +3,5 @@ that holds them together, the repository's config file, validation, and a queue'
 (`compiled`: a queue is checked once, not on every run). Everything a queue knows lives here as
 data (in `queues/NAME/`), so a fork changes files, not code.
 
-May import: the standard library, yaml/jsonschema/jinja2, `triage.text`.
+May import: the standard library, yaml/jsonschema/jinja2, `triage.text`, `triage.reading` (shipped type scorers).
 """

@@ -13,7 +13,9 @@ from functools import lru_cache
 from pathlib import Path
 
 from triage.config.parts import expand, slot_pattern, slot_said_by
+from triage.config.route_checks import route_problem
 from triage.config.words import canonical
+from triage.reading.scorer import ScorerError, TypeScorer, load_scorer
 
 from triage.text.frames import Frame, compile_frame, compile_slots
 from triage.text.matching import PatternError, Signal, compile_pattern, compile_signal
@@ -102,6 +104,7 @@ class HighPriority:
     # Why an issue is not flagged, in the queue's words and order (`no_flag_reasons`; the model planners' prompt).
     no_flag_reasons: dict[str, str] = field(default_factory=dict)
     slot_said_by: dict[str, frozenset[str]] = field(default_factory=dict)  # slots read in some speakers' words only
+    unread_review: bool = False  # what the rubric could not read gets the review label when nothing is flagged
 
     @property
     def frames(self) -> tuple[Frame, ...]:
@@ -157,6 +160,8 @@ class Rubric:
     # Step 4's slot classes (`types.slots`): the vocabulary of the request, feature and enhancement frames.
     type_slots: dict[str, Pattern] = field(default_factory=dict)
     type_slot_said_by: dict[str, frozenset[str]] = field(default_factory=dict)  # `types.slots` with `said_by`
+    type_scorer: TypeScorer | None = None  # `types.scorer`: step 4's learned reading (triage.reading)
+    scorer_defers_to: tuple[str, ...] = ()  # `types.scorer_defers_to`: counter-evidence the scorer does not overrule
 
     @property
     def type_frames(self) -> tuple[Frame, ...]:
@@ -255,11 +260,12 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
                 raise RubricError(str(exc)) from None
         return tuple(out)
 
-    def type_checks(raw: dict) -> tuple[dict[str, Pattern], dict[str, Check]]:
+    def type_checks(raw: dict) -> tuple[dict[str, Pattern], dict[str, Check], TypeScorer | None]:
         try:
             slots = compile_slots({name: slot_pattern(spec) for name, spec in raw.get("slots", {}).items()},
                                   where=f"{path}: types/slots")
-        except PatternError as exc:
+            scorer = load_scorer(raw["scorer"], where=f"{path}: types.scorer") if raw.get("scorer") else None
+        except (PatternError, ScorerError) as exc:
             raise RubricError(str(exc)) from None
         checks = {}
         for name in ("request", "feature", "enhancement", "performance"):
@@ -267,7 +273,7 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
             checks[name] = Check(float(raw[name]["min_score"]), signals(raw[name].get("signals", []), where),
                                  frames(raw[name].get("frames", []), slots, where, "types.slots"),
                                  raw[name].get("description", DEFAULT_TYPE_DESCRIPTIONS[name]))
-        return slots, checks
+        return slots, checks, scorer
 
     def high_priority(raw: dict) -> HighPriority:
         counter = raw.get("counter_evidence", {})
@@ -291,6 +297,7 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
             locations={k: float(v) for k, v in (raw.get("locations") or {}).items()},
             no_flag_reasons={str(k): str(v) for k, v in (raw.get("no_flag_reasons") or {}).items()},
             slot_said_by=slot_said_by(raw.get("slots")),
+            unread_review=bool(raw.get("unread_review", False)),
         )
 
     def declared(raw: dict | None) -> Declared | None:
@@ -321,7 +328,7 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
     mods = data["modules"]
     if mods["medium"] > mods["high"]:
         raise RubricError(f"{path}: modules.medium must not exceed modules.high")
-    type_slots, types = type_checks(data["types"])
+    type_slots, types, type_scorer = type_checks(data["types"])
     problem = route_problem(data)
     if problem:
         raise RubricError(f"{path}: {problem[1]}")
@@ -361,37 +368,6 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
                                   else None),
         type_slots=type_slots,
         type_slot_said_by=slot_said_by(data["types"].get("slots")),
+        type_scorer=type_scorer,
+        scorer_defers_to=tuple(data["types"].get("scorer_defers_to", ())),
     )
-
-
-def route_problems(data: dict) -> list[tuple[tuple, str]]:
-    """Routes, precedence, default, stop_after and topics must agree. Each problem is (where in the document,
-    message); `where` is a key path, so `triage.config.validate` can turn it into a line number."""
-    problems: list[tuple[tuple, str]] = []
-    routing = data["routing"]
-    routes = list(routing["routes"])
-    precedence = list(routing["precedence"])
-    for name in routes:
-        if name not in precedence:
-            problems.append((("routing", "precedence"), f"route '{name}' is missing from routing.precedence"))
-    for i, name in enumerate(precedence):
-        if name not in routes:
-            problems.append((("routing", "precedence", i), f"routing.precedence names '{name}', which routing.routes does not define"))
-    if routing["default"] not in routes:
-        problems.append((("routing", "default"), f"routing.default '{routing['default']}' is not in routing.routes"))
-    for i, name in enumerate(routing.get("stop_after", [])):
-        if name not in routes:
-            problems.append((("routing", "stop_after", i), f"routing.stop_after names '{name}', which routing.routes does not define"))
-    unlabelled = [name for name, spec in routing["routes"].items() if spec.get("label") is None]
-    for name in unlabelled[1:]:
-        problems.append((("routing", "routes", name, "label"),
-                         f"route '{name}' adds no label, and so does '{unlabelled[0]}': at most one route may"))
-    for name, spec in data["topics"].items():
-        if spec.get("route") is not None and spec["route"] not in routes:
-            problems.append((("topics", name, "route"), f"topic '{name}' points at route '{spec['route']}', which routing.routes does not define"))
-    return problems
-
-
-def route_problem(data: dict) -> tuple[tuple, str] | None:
-    found = route_problems(data)
-    return found[0] if found else None

@@ -16,7 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from triage.config.labels import LabelsError, TYPE_KINDS, parse_labels, validator as labels_validator
-from triage.config.rubric import DEFAULT_COMMENT_TEMPLATES, _validator as rubric_validator, route_problems
+from triage.config.route_checks import route_problems
+from triage.config.rubric import DEFAULT_COMMENT_TEMPLATES, _validator as rubric_validator
 from triage.config.names import LABEL_NAME_PATTERN, RESERVED_LABELS, is_reserved, label_key, label_name_problem
 from triage.config.examples import example_problems
 from triage.config.parts import (SLOT_SECTIONS, VERSION_SLOT, expand, frame_lists, signal_lists, slot_pattern,
@@ -280,6 +281,11 @@ def check(sources: QueueSources) -> list[Problem]:
             problems.append(_at(labels, where, f"gold names route '{route}', which the rubric does not define"
                                 + _removed_by(sources.rubric, f"route '{route}'")))
     problems += floor_problems(labels)
+    request_ids = {item["id"] for key in ("signals", "frames") for item in r["types"]["request"].get(key, [])}
+    for j, name in enumerate(r["types"].get("scorer_defers_to", [])):
+        if name not in request_ids:
+            problems.append(_at(rubric, ("types", "scorer_defers_to", j),
+                                f"types.scorer_defers_to names '{name}', which is no signal or frame of types.request"))
     for kind in TYPE_KINDS:
         if not any(s.role == "type" and s.kind == kind for s in allow.specs):
             problems.append(_at(labels, ("labels",), f"the allowlist has no type label of kind '{kind}', which step 4 adds"))

@@ -10,24 +10,32 @@ tie steps together (stops, a dismissed flag, no reproduction asked of a request)
 
 May import: the standard library, `triage.text`, `triage.config` (types), `triage.core.snapshot`,
 `triage.core.outcome` (who classified it), `triage.core.authors` (who said what), `triage.core.step_result` (what a
-step returns, re-exported here), `triage.core.vocab`.
+step returns, re-exported here), `triage.core.request_type` (step 4's readings), `triage.core.vocab`,
+`triage.reading` (what the rubric could not read).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from triage.config.labels import LabelSet
 from triage.config.rubric import Check, Rubric
 from triage.config.words import queue_words
 from triage.core.authors import people_comments, reporter
 from triage.core.outcome import classification
+from triage.core.request_type import decide_type
 from triage.core.snapshot import IssueSnapshot
 from triage.core.step_result import StepResult
 from triage.core.step_result import skipped as skipped  # re-exported: the procedure skips a step with it
 from triage.core.vocab import Confidence, Flag, InQueue, Reproduction, Role, Triaged, TypeKind
+from triage.reading.unread import unread_reasons
 from triage.text.document import Document, build_document
-from triage.text.frames import read_slots, reads, score_frames, stronger_reading, sum_frames
+from triage.text.frames import (
+    read_slots,
+    reads,
+    score_frames,
+    stronger_reading,
+)
 from triage.text.matching import Evidence, score, summarize
 
 
@@ -36,6 +44,7 @@ class Analysis:
     doc: Document
     topic_scores: dict[str, float]
     topic_evidence: dict[str, list[Evidence]] = field(default_factory=dict)
+    unread: tuple[str, ...] = ()  # what the rubric could not read (`triage.reading.unread`): its "no" is no answer
 
     @property
     def queue_score(self) -> float:
@@ -56,7 +65,7 @@ def analyse(snapshot: IssueSnapshot, rubric: Rubric, template_names=()) -> Analy
         environment_heading=rubric.environment_heading, comment_separator=rubric.comment_separator,
         reporter=reporter(snapshot),
     )
-    return score_topics(doc, rubric)
+    return replace(score_topics(doc, rubric), unread=unread_reasons(doc, author=snapshot.author))
 
 
 def score_topics(doc: Document, rubric: Rubric) -> Analysis:
@@ -273,46 +282,20 @@ def step3_modules(snapshot: IssueSnapshot, analysis: Analysis, rubric: Rubric, l
 
 
 def step4_types(analysis: Analysis, rubric: Rubric, labels: LabelSet) -> StepResult:
-    """The seed's step 4, in its own order: first, is the issue a request at all — does it ask for something (a
-    goal the reporter cannot reach today, a cost they want gone, a change), or report what went wrong? Bug reports,
-    questions and CI or test reports get no type label. Then, of a request: `feature` when what it asks for does
-    not exist today in any form (its evidence must outweigh the evidence that it changes something existing),
-    otherwise `enhancement` — an improvement to something that works — with the performance label when it is about
-    speed or memory. Each check weighs signals and frames (slot classes in one sentence, `types.slots`). The
-    decision is `feature`, `enhancement` or `none`."""
-    slots = read_slots(rubric.type_slots, analysis.doc, plan=reads(rubric.type_frames),  # read once, by sentence
-                       said_by=rubric.type_slot_said_by)
-    is_request, r_score, r_ev = _weigh(rubric.request, analysis, rubric, slots)
-    if not is_request:
-        # Most of a queue's issues are bug reports (the seed says so); the reason shows what weighed, if anything.
-        why = (f"not a request (score {r_score:g} < {rubric.request.min_score:g}: {summarize(r_ev, 2)}), "
-               "no type label"
-               if r_ev else "not a request, no type label")
-        return StepResult(4, TypeKind.NONE, evidence=tuple(r_ev), score=r_score, reason=f"step 4: {why}")
-    is_feature, f_score, f_ev = _weigh(rubric.feature, analysis, rubric, slots)
-    _, e_score, e_ev = _weigh(rubric.enhancement, analysis, rubric, slots)
-    if is_feature and f_score > e_score:
-        return StepResult(4, TypeKind.FEATURE, (labels.feature,), evidence=tuple(r_ev + f_ev), score=r_score,
-                          reason=f"step 4: feature request, wholly new ({summarize(f_ev, 2)}; "
-                                 f"request: {summarize(r_ev, 1)})")
-    is_perf, _, p_ev = _weigh(rubric.performance, analysis, rubric, slots)
-    added = (labels.enhancement,) + ((labels.performance,) if is_perf else ())
-    improves = summarize([e for e in e_ev if e.points > 0], 2) if e_score > 0 else "nothing shows it is wholly new"
-    why = f"request: {summarize(r_ev, 1)}; improves what exists: {improves}"
-    if is_feature:
-        why += f" (outweighs new-functionality evidence {f_score:g})"
-    if is_perf:
-        why += f"; performance: {summarize(p_ev, 1)}"
-    return StepResult(4, TypeKind.ENHANCEMENT, added, evidence=tuple(r_ev + e_ev), score=r_score,
-                      reason=f"step 4: enhancement ({why})")
+    """The seed's step 4, in its own order: is the issue a request at all (does it ask for something, or report what
+    went wrong)? Bug reports, questions and CI or test reports get no type label. Of a request: `feature` when what it
+    asks for does not exist today in any form, else `enhancement` (an improvement to something that works), with the
+    performance label when it is about speed or memory. The rubric's checks weigh signals and frames; with a learned
+    scorer (`types.scorer`), a request they miss may be found by it, over the issue's words and those checks' scores
+    (`triage.core.request_type`). What the rubric could not read is said (`Analysis.unread`)."""
+    found = decide_type(analysis.doc, rubric, labels)
+    return StepResult(4, found.decision, found.labels, evidence=found.evidence, score=found.score,
+                      reason=found.reason + unread_note(analysis))
 
 
-def _weigh(check: Check, analysis: Analysis, rubric: Rubric, slots) -> tuple[bool, float, list[Evidence]]:
-    """One of step 4's checks: its signals and every one of its frames that holds."""
-    total, evidence = score(check.signals, analysis.doc, rubric.locations)
-    framed, framed_ev = sum_frames(check.frames, slots, rubric.locations)
-    total, evidence = total + framed, evidence + framed_ev
-    return total >= check.min_score and total > 0, total, evidence
+def unread_note(analysis: Analysis) -> str:
+    """What a reason adds when the rubric could not read all of the issue (nothing when it could)."""
+    return f" [the rubric could not read all of it: {'; '.join(analysis.unread)}]" if analysis.unread else ""
 
 
 # --- step 5: possibly high priority: a human must look first ----------------------------------------
@@ -349,14 +332,17 @@ def step5_high_priority(analysis: Analysis, rubric: Rubric, labels: LabelSet, ty
                                                                           if also else "")
     if against_ev and best_points > 0:
         detail += f"; against {against:g}: {summarize(against_ev, 2)}"
-    if best_points <= 0:
-        return StepResult(5, Flag.NO_FLAG, score=total, reason="step 5: no high-priority criterion met")
-    if total < hp.threshold or total <= 0:
-        return StepResult(5, Flag.NO_FLAG, score=total, evidence=evidence,
-                          reason=f"step 5: not high priority (score {total:g} < {hp.threshold:g}; {detail})")
+    if best_points <= 0 or total < hp.threshold or total <= 0:
+        why = "no high-priority criterion met" if best_points <= 0 else \
+            f"not high priority (score {total:g} < {hp.threshold:g}; {detail})"
+        # Be conservative (the seed): "no criterion" in an issue the rubric could not read is no answer.
+        review = hp.unread_review and bool(analysis.unread)
+        return StepResult(5, Flag.NO_FLAG, (labels.review,) if review else (), score=total, evidence=evidence,
+                          reason=f"step 5: {why}{unread_note(analysis)}"
+                                 + (f": {labels.review} for a person to read it" if review else ""))
     return StepResult(5, Flag.FLAG, (labels.review,), evidence=evidence, score=total, criteria=(best_name,),
                       reason=f"step 5: possibly high priority — {best_name} (score {total:g}; {detail}) "
-                             "— a human must look first")
+                             f"— a human must look first{unread_note(analysis)}")
 
 
 # --- step 6: missing reproduction -------------------------------------------------------------------

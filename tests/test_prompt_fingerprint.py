@@ -24,8 +24,8 @@ from triage.planners.model.schema import plan_schema
 # components, an older version's checkpoint, a remedy question in a non-distributed issue): the distributed schema
 # moved with it, as it carries the no-flag reasons' words.
 PINNED = {
-    "distributed": ("a1f5c801317a3321", "fe9fd66ad0d8b10a"),
-    "pt2": ("78857fa39ad28010", "3fc421ed20a3d216"),
+    "distributed": ("8f9ec23e7d3e34c1", "84af1249f1afd364"),
+    "pt2": ("a9805ee5e397f4c0", "3fc421ed20a3d216"),
 }
 
 

@@ -263,8 +263,9 @@ ROWS = [
         ("a new option or default of an existing API",), "types.feature.description",
         an_option_is_a_feature_only_when_no_path_does_it),
     Row("enhancement: an option for what another path already does",
-        "a changed default, an option for what PyTorch already does through another path",
-        (), "types.enhancement.description", an_option_is_a_feature_only_when_no_path_does_it),
+        "a changed default, an option for what PyTorch already does for the case asked through another path",
+        ("an option for what PyTorch already does through another path",), "types.enhancement.description",
+        an_option_is_a_feature_only_when_no_path_does_it),
     Row("a workaround through PyTorch APIs: 'exists through another PyTorch API' against 'code the reporter writes "
         "themselves to get around the gap does not make it exist'",
         "Another PyTorch API or option that does it is a form of it, and so is a workaround the reporter builds only "
@@ -277,7 +278,7 @@ ROWS = [
     Row("a slowdown is 'a performance enhancement' (step 4) and 'a bug report' (step 5's no-criterion reason)",
         "Speed and memory: something that works but is slower or takes more memory than it should is a performance "
         "`enhancement`; slower or heavier than an earlier version was is a regression: a bug report (`none`) here "
-        "and step 5's `regression`.",
+        "and step 5's `regression`;",
         ("an unsupported case, a slowdown or extra memory", "a large slowdown"),
         TEMPLATE, slowdown_is_an_enhancement_or_against_a_version_a_regression),
     Row("a slowdown against an earlier version is the regression criterion",
@@ -302,9 +303,7 @@ ROWS = [
         "PyTorch's and meets none. A request or a usage question reports no failure and meets no criterion "
         "(`not_a_bug_report`), even when it tells of the limit it hits today (a job that runs out of memory, a hang it "
         "wants a timeout for): what it asks for is step 4's. An issue that reports a failure of PyTorch's and also "
-        "asks for a change is a bug report first, judged by its failure. Decide the criteria before the no_flag "
-        "reasons: those say why an issue meets none, and none of them outweighs a criterion that a reported failure "
-        "meets.",
+        "asks for a change is a bug report first, judged by its failure,",
         ("The doubt is about what the issue reports", "whatever else it is (a request, a question)",
          "a request's account of a failure it hits today included"), TEMPLATE,
         criteria_first_the_reporters_own_cause_meets_none),
@@ -318,8 +317,8 @@ ROWS = [
         "GLOO_SOCKET_IFNAME fixes",
         (), "high_priority.no_flag_reasons.reporter_setup_or_misuse", a_vpn_hang_on_one_laptop_is_not_flagged),
     Row("`not_met_where_it_runs`: only when no cause of the reporter's own is shown (the order and its example agree)",
-        "the issue shows it does not happen there, with no cause of the reporter's own shown (e.g. a hang of one "
-        "process, or of processes on one personal machine",
+        "the issue shows it does not happen there, with no cause of the reporter's own shown (e.g. a hang of a "
+        "one-process job, or of processes on one personal machine",
         (), "high_priority.no_flag_reasons.not_met_where_it_runs"),
     Row("many_users: is the list of core components closed (does DCP load count)",
         "a core component (any part of torch.distributed a training job runs through: process groups, collectives, "
@@ -341,7 +340,8 @@ ROWS = [
         "high_priority.criteria.many_users.description", one_same_here_is_not_many_users),
     Row("crash: a Python exception the reporter calls a crash, a C++ `terminate called`, a watchdog's SIGABRT",
         "the process dies by a signal or an abort (a segfault, SIGABRT or SIGBUS, a core dump, a C++ `terminate "
-        "called`, the NCCL watchdog aborting it) or hits an illegal memory access, however it is reported; a Python "
+        "called`, the NCCL watchdog aborting it: after a collective timed out across nodes or GPUs that is "
+        "`multinode_hang` too, list both) or hits an illegal memory access, however it is reported; a Python "
         "exception raised with its message (a ValueError, a RuntimeError about shapes) is an error, not a crash, "
         "even when the reporter calls it one,",
         (), "high_priority.criteria.crash.description", crash_is_a_dying_process_not_an_exception),
@@ -354,21 +354,64 @@ ROWS = [
         "multi-GPU'",
         "A hang affecting multi-node training (NCCL timeout, deadlock in collectives): a collective, the process "
         "group, a store or the training step blocks once the job runs, with processes on several nodes or on "
-        "several GPUs of one node (each node of a multi-node job runs the same collectives); not a hang of one "
-        "process, of processes on one personal machine (a laptop or workstation) with no other node, or a wait "
-        "while the job is still starting (connecting to the store, rendezvous).",
+        "several GPUs of one node (each node of a multi-node job runs the same collectives), however many of its "
+        "ranks are stuck; not a hang of a one-process job, of processes on one personal machine (a laptop or "
+        "workstation) with no other node, or a wait while the job is still starting (connecting to the store, "
+        "rendezvous).",
         ("multi-node or multi-GPU training", "a hang in a multi-node or multi-GPU job",
          "multi-node or multi-GPU job"),
         "high_priority.criteria.multinode_hang.description", hang_affecting_multi_node_training),
     Row("whether a bug in NCCL itself is third-party code",
-        "NCCL, Gloo, MPI and UCC are this queue's backends, not third-party code: a failure inside them is judged "
-        "like PyTorch's own",
+        "NCCL (RCCL on ROCm), Gloo, MPI, UCC and the other process-group backends are this queue's, not third-party "
+        "code: a failure inside them is judged like PyTorch's own",
         (), "high_priority.no_flag_reasons.third_party_code", a_bug_in_nccl_is_the_queues),
     Row("reproduction: whether a prose list of steps counts",
         "a list of steps in prose counts when it says what to run and how (the commands, the settings)",
         (), TEMPLATE, prose_steps_are_a_reproduction),
     Row("reproduction: a body cut off without the clip marker",
         "Only the marker \"[... clipped, N more characters]\" says that text is not shown",
+        (), TEMPLATE),
+    # Round 3: where the fresh blind readers of the round-2 prompt (the answers of bench/model-answers) still stopped.
+    Row("FSDP state dicts: a checkpoint load that fails in FSDP's own state-dict code is both 'loading a checkpoint' "
+        "and 'FSDP's own state-dict handling'",
+        "FSDP and state dicts: parallelisms when what fails is FSDP's own state-dict code (state_dict_type, "
+        "FULL_STATE_DICT or SHARDED_STATE_DICT, ShardedStateDictConfig, full_optim_state_dict), even while it saves "
+        "or loads a checkpoint; checkpointing when it is DCP, the state_dict utilities (get_/set_model_state_dict, "
+        "get_/set_optimizer_state_dict) or the checkpoint's files themselves.",
+        ("checkpointing when the problem is saving or loading a checkpoint; parallelisms when it",), TEMPLATE),
+    Row("a bot's or DISABLED-test report that shows a real failure: 'whatever its log shows' against 'none of them "
+        "outweighs a criterion that a reported failure meets'",
+        "a documentation problem or a test-infrastructure report (a DISABLED or flaky test, a CI job) that shows no "
+        "failure of what users run, whatever its log shows: the test's owners look at it; a report, a bot's "
+        "included, that traces a failure to what users run",
+        ("whatever its log shows: the test's owners look at it; not a bug in what users run",),
+        "high_priority.no_flag_reasons.docs_or_test_report"),
+    Row("a tracking issue: no type, no flag reason and no reproduction rule named it",
+        "a tracking issue (a list of work to follow, asking for nothing itself)",
+        (), TEMPLATE),
+    Row("a tracking issue's no_flag_reason",
+        "a usage question, or a tracking issue",
+        (), "high_priority.no_flag_reasons.not_a_bug_report"),
+    Row("an option that does not do what it says, or a leak: a performance enhancement or a bug report",
+        "an option or feature that does not do what it says (a reshard that does not reshard, a prefetch that does "
+        "not prefetch) and memory that grows without bound (a leak) are bug reports (`none`).",
+        (), TEMPLATE),
+    Row("a failure reported and then asked about ('is this a bug?'): a usage question or a bug report",
+        "and so is one that reports a failure and then asks about it (\"is this a bug?\", \"how can I diagnose "
+        "it?\"); a usage question asks how to use, size or tune something.",
+        (), TEMPLATE),
+    Row("the reporter's misuse that their own code shows, when nobody says it",
+        "clears a criterion only when the reporter or a maintainer says it, or the reporter's own code, commands "
+        "or log in the issue show it;",
+        (), TEMPLATE),
+    Row("a hang while the job is still starting: `not_met_where_it_runs` (first in the order) or `no_criterion_met`",
+        "a hang while the job is still starting is `no_criterion_met`",
+        (), "high_priority.no_flag_reasons.not_met_where_it_runs"),
+    Row("a script linked or attached but not shown",
+        "so does a script the issue links or attaches (a gist, a file), shown or not.",
+        (), TEMPLATE),
+    Row("an inlined comment's author whose role is not known",
+        "the reporter's only when the login is the reporter's, and another user's otherwise (its role is not known).",
         (), TEMPLATE),
     Row("tensor parallel has no module label",
         "Tensor and sequence parallel (torch.distributed.tensor.parallel: parallelize_module, ColwiseParallel, "

@@ -59,5 +59,6 @@ def test_hybrid_asks_on_every_issue_whose_steps_4_and_5_run_and_the_gate_asks_at
     with capsys.disabled():
         print(f"\n[hybrid] {asked}/{len(rows)} dev issues asked the model ({asked / len(rows):.1%}); with the gate "
               f"{with_gate}/{len(rows)} ({with_gate / len(rows):.1%})")
-    # The gate is a bound against asking about everything, not a goal: 0.761 measured; docs/llm.md has the figures.
-    assert 0 < with_gate / len(rows) <= 0.80 and with_gate < asked
+    # The gate is a bound against asking about everything, not a goal: 0.818 measured (0.761 before what the rubric
+    # cannot read was always asked); docs/llm.md has the figures.
+    assert 0 < with_gate / len(rows) <= 0.85 and with_gate < asked

@@ -86,7 +86,7 @@ def weigh(check: Check, doc: Document, rubric: Rubric, slots) -> tuple[bool, flo
 def by_phrases(checks: Checks, doc: Document, rubric: Rubric, labels: LabelSet) -> TypeDecision:
     is_request, r_score, r_ev = checks["request"]
     if not is_request:
-        # Most distributed issues are bug reports (the seed says so); the reason shows what weighed, if anything.
+        # Most of a queue's issues are bug reports (the seed says so); the reason shows what weighed, if anything.
         why = (f"not a request (score {r_score:g} < {rubric.request.min_score:g}: {summarize(r_ev, 2)}), no type label"
                if r_ev else "not a request, no type label")
         return TypeDecision(TypeKind.NONE, (), tuple(r_ev), r_score, f"step 4: {why}")

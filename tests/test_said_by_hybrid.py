@@ -155,3 +155,7 @@ def test_instruction_like_is_the_shape_of_an_order_to_a_triager(said, instructs)
 def test_a_phrase_has_three_words_and_ten_letters():
     assert is_phrase("my own kernel") and is_phrase("not a pytorch bug")
     assert not is_phrase("my bad") and not is_phrase("e") and not is_phrase("2.4.1 vs 2.5") and not is_phrase("a b c")
+    # Chinese and Japanese write no space between words: six of their characters are a phrase, one or two are not
+    assert is_phrase("おそらく自分のオフセット計算のバグだと思います") and is_phrase("是我们自己的代码的问题")
+    assert not is_phrase("错") and not is_phrase("はい、") and not is_phrase("バグ 2")
+    assert is_phrase("제 설정 문제였습니다")  # Korean puts spaces between words: three words

@@ -5,7 +5,9 @@ and a quote (`triage.core.merge.flag_stands_unless_cleared_for_cause`). Being "w
 anyone can comment, an issue can hold an instruction to the bot, and any one letter ("e") or number ("2") is in
 every issue. So the quote that clears a flag must be:
 - a phrase: at least MIN_WORDS words (letters, not numbers) and MIN_LETTERS letters, in one piece (a quote may
-  leave words out with "..."; every piece is then found in order, and one piece at least is a phrase);
+  leave words out with "..."; every piece is then found in order, and one piece at least is a phrase); in a script
+  whose one character is a word or a syllable (Chinese, Japanese, Korean), at least MIN_DENSE of its characters
+  instead;
 - words the reporter or a maintainer wrote (`triage.core.authors`: the title and description, their comments,
   and nothing a "login · comment · date" excerpt inlines for anyone else), all of it in ONE of their texts;
 - and the issue must hold no instruction-like passage anywhere, whoever wrote it (words addressed to the bot or a
@@ -33,6 +35,11 @@ from triage.text.speakers import TRUSTED, Speaker, inlined, separator_login
 
 MIN_WORDS = 3
 MIN_LETTERS = 10
+# Chinese and Japanese put no space between words (a run of their characters is one "word" to `_WORD`), and a Korean
+# syllable block is two or three letters of a Latin script: six such characters say about as much as three words
+# ("おそらく自分の…", "我们自己的代码", "제 설정 문제였습니다"); one or two ("错", "はい") never do.
+MIN_DENSE = 6
+_DENSE = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 _WORD = re.compile(r"[^\W\d_]+")
 _ELLIPSIS = re.compile(r"\s*(?:\.\.\.|\u2026)\s*")
 # The answer's own words (its keys and choices, the closed list's reasons: those an issue would not say in passing,
@@ -66,7 +73,9 @@ def instruction_like(text: str) -> bool:
 
 def is_phrase(text: str) -> bool:
     words = _WORD.findall(text)
-    return len(words) >= MIN_WORDS and sum(len(w) for w in words) >= MIN_LETTERS
+    if len(words) >= MIN_WORDS and sum(len(w) for w in words) >= MIN_LETTERS:
+        return True
+    return len(_DENSE.findall(text)) >= MIN_DENSE
 
 
 def _segments(text: str, speaker: Speaker, separator) -> list[tuple[Speaker, str]]:

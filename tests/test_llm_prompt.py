@@ -87,14 +87,15 @@ def test_step4_in_the_procedures_words(prompt):
     system = _flat(prompt.system)
     assert "`feature`: wholly new functionality that does not exist today in any form" in system
     assert "does what is asked exist today in PyTorch in any form" in system
-    assert "Then `enhancement`; otherwise `feature`, whatever shape the request gives it" in system
-    # What exists must do what is asked, for the case asked: a workaround counts only when it is built from PyTorch's
-    # own APIs and gets what is asked (a blind reader of an earlier prompt, told that "a manual workaround" counts
-    # as existing, typed nearly every feature request as an enhancement).
-    assert "a workaround the reporter builds only from PyTorch's APIs that gets what is asked" in system
-    assert "Code that does the work itself outside PyTorch (the reporter's own kernel or extension, another " \
-           "library) does not make it exist" in system
-    assert "It must exist for the case asked" in system
+    assert "Then it is an `enhancement` of that: a new option, argument or default on it, support for one more " \
+           "case in it" in system
+    assert "Otherwise it is a `feature`, a new entry point" in system
+    # A workaround does not make it exist: what the reporter composes by hand from other APIs, their own kernel or
+    # another library (a blind reader of an earlier prompt, told that "a manual workaround" counts as existing,
+    # typed nearly every feature request as an enhancement); what PyTorch itself offers for other cases does.
+    assert "what the reporter composes by hand from other APIs (a prefix sum from all_gather and cumsum), their " \
+           "own kernel or extension, or another library does not make it exist" in system
+    assert "It must exist for the case asked" not in system
     assert "manual workaround" not in system
     assert "a new option, default, message or speed-up of an existing thing is an `enhancement`" not in system
     for kind in ("usage question", "documentation problem", "DISABLED or flaky-test"):
@@ -125,7 +126,8 @@ def test_routes_are_described_in_full_with_edge_cases_and_traps(prompt):
     for word in ("process groups", "collectives", "NCCL, Gloo, MPI", "stores", "torchrun", "RPC",
                  "distributed tools", "DeviceMesh", "symmetric memory"):
         assert word in infra, word
-    for case in ("NCCL timeout or watchdog error during FSDP", "ShardedStateDictConfig", "torchrun with DDP",
+    for case in ("NCCL timeout or watchdog error during training with a parallelism", "ShardedStateDictConfig",
+                 "torchrun with DDP",
                  "init_process_group: infra", "checkpointing if it is about saving or loading"):
         assert case in system, case
     for trap in ("undefined symbol: ncclAlltoAll", "torch.nn.DataParallel", "root cause", "`module: dtensor`",

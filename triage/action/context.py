@@ -226,8 +226,8 @@ class ContentsReader:
             return self.client.get_contents(repo, path)
         except (HTTPError, ValueError) as exc:
             if "is a directory" in str(exc):  # not a failure of GitHub's (it answered 200): a path to end with "/"
-                raise ConfigError(f"{repo}:{path} is a folder, not a file: end the path with \"/\" ({path}/) to read "
-                                  "it as a queue folder") from None
+                raise ConfigError(f"{repo}:{path} is a folder, not a file: end the path with \"/\" ({path}/) "
+                                  "to read it as a queue folder") from None
             raise ConfigError(f"{repo}:{path}: cannot be read: {exc}") from None
 
     def listing(self, repo: str, path: str) -> list[tuple[str, str]] | None:

@@ -125,7 +125,8 @@ def plan_effects(number: int, plan: Plan | None, *, bundle: Bundle, snapshot: Is
                            lambda name: bundle.templates.render(name, author=author))
     if plan is not None:
         outside = [label for label in plan.add_labels if label not in bundle.labels.names or is_reserved(label)]
-        if outside:  # a reserved label in any spelling (GitHub compares names without case) is outside, listed or not
+        # A reserved label in any spelling (GitHub compares names without case) is outside, listed or not.
+        if outside:
             raise UnsafeWrite(f"issue #{number}: refusing to add labels outside the allowlist: {outside}")
         if plan.comment is not None:
             items.append(PostComment(plan.comment.template, plan.comment.body, _comment_reason(plan)))

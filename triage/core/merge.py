@@ -85,9 +85,9 @@ def flag_stands_unless_cleared_for_cause(own: StepResult, judged: StepResult, ju
                           evidence=own.evidence, score=own.score, by=own.by,
                           criteria=tuple(dict.fromkeys(own.criteria + judgement.criteria)))
     if own.decision == Flag.FLAG:
-        missing = ("the model answered no_flag without a reason from the list" if not judgement.retraction else
-                   "the model's no_flag quotes no phrase the reporter or a maintainer wrote" if not judgement.quoted
-                   else "")
+        missing = ("the model answered no_flag without a reason from the list" if not judgement.retraction
+                   else "the model's no_flag quotes no phrase the reporter or a maintainer wrote"
+                   if not judgement.quoted else "")
         if missing:
             return StepResult(5, Flag.FLAG, own.labels, evidence=own.evidence, score=own.score, by=own.by,
                               criteria=own.criteria,

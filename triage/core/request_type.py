@@ -36,8 +36,8 @@ class TypeDecision:
 
 
 class Checks(dict):
-    """Step 4's checks by name, each weighed when first asked for, once (most issues are bug reports: their feature,
-    enhancement and performance checks are never weighed)."""
+    """Step 4's checks by name, each weighed when first asked for, once (most issues are bug reports: their
+    feature, enhancement and performance checks are never weighed)."""
 
     def __init__(self, doc: Document, rubric: Rubric):
         super().__init__()
@@ -72,7 +72,8 @@ def request_scores(checks: Checks) -> dict[str, float]:
 
 def rubric_scores(checks: Checks) -> dict[str, float]:
     """Everything a learned scorer reads of the checks (`triage.reading.features.RUBRIC_SCORES`)."""
-    return {**request_scores(checks), **{name: checks[name][1] for name in ("feature", "enhancement", "performance")}}
+    kinds = {name: checks[name][1] for name in ("feature", "enhancement", "performance")}
+    return {**request_scores(checks), **kinds}
 
 
 def weigh(check: Check, doc: Document, rubric: Rubric, slots) -> tuple[bool, float, list[Evidence]]:
@@ -87,8 +88,8 @@ def by_phrases(checks: Checks, doc: Document, rubric: Rubric, labels: LabelSet) 
     is_request, r_score, r_ev = checks["request"]
     if not is_request:
         # Most of a queue's issues are bug reports (the seed says so); the reason shows what weighed, if anything.
-        why = (f"not a request (score {r_score:g} < {rubric.request.min_score:g}: {summarize(r_ev, 2)}), no type label"
-               if r_ev else "not a request, no type label")
+        why = (f"not a request (score {r_score:g} < {rubric.request.min_score:g}: {summarize(r_ev, 2)}), "
+               "no type label" if r_ev else "not a request, no type label")
         return TypeDecision(TypeKind.NONE, (), tuple(r_ev), r_score, f"step 4: {why}")
     (is_feature, f_score, f_ev), (_, e_score, e_ev) = checks["feature"], checks["enhancement"]
     if is_feature and f_score > e_score:
@@ -107,8 +108,8 @@ def by_phrases(checks: Checks, doc: Document, rubric: Rubric, labels: LabelSet) 
 
 
 def by_scorer(checks: Checks, doc: Document, rubric: Rubric, labels: LabelSet) -> TypeDecision:
-    """The rubric's phrases first: a request they find, they type. Where they find none, the learned reading may:
-    a request when its probability reaches the scorer's threshold, typed by its feature model (leave-one-writer-out,
+    """The rubric's phrases first: a request they find, they type. Where they find none, the learned reading may: a
+    request when its probability reaches the scorer's threshold, typed by its feature model (leave-one-writer-out,
     the phrases typed the requests they found better than the scorer did, and missed the ones a new writer words
     differently: bench/leave_one_writer_out.py), unless the phrases' counter-evidence says the issue is something
     else than a request (`types.scorer_defers_to`: a question, a test report, a tracking list; a failure told
@@ -123,12 +124,13 @@ def by_scorer(checks: Checks, doc: Document, rubric: Rubric, labels: LabelSet) -
     if not read.is_request:
         return found
     (_, r_score, r_ev), (_, _, f_ev), (_, _, e_ev), (is_perf, _, p_ev) = (checks[name] for name in CHECKS)
-    said = (f"the rubric's phrases found none (score {r_score:g}), its learned reading {scorer.name} does: request "
-            f"{read.request:.2f} ({'; '.join(read.for_request)}); wholly new {read.feature:.2f} "
+    said = (f"the rubric's phrases found none (score {r_score:g}), its learned reading {scorer.name} does: "
+            f"request {read.request:.2f} ({'; '.join(read.for_request)}); wholly new {read.feature:.2f} "
             f"({'; '.join(read.for_kind) or 'nothing for it'})")
     if read.is_feature:
         return TypeDecision(TypeKind.FEATURE, (labels.feature,), tuple(r_ev + f_ev), r_score,
                             f"step 4: feature request ({said})")
     added = (labels.enhancement,) + ((labels.performance,) if is_perf else ())
     perf = f"; performance: {summarize(p_ev, 1)}" if is_perf else ""
-    return TypeDecision(TypeKind.ENHANCEMENT, added, tuple(r_ev + e_ev), r_score, f"step 4: enhancement ({said}{perf})")
+    return TypeDecision(TypeKind.ENHANCEMENT, added, tuple(r_ev + e_ev), r_score,
+                        f"step 4: enhancement ({said}{perf})")

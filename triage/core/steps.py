@@ -282,12 +282,12 @@ def step3_modules(snapshot: IssueSnapshot, analysis: Analysis, rubric: Rubric, l
 
 
 def step4_types(analysis: Analysis, rubric: Rubric, labels: LabelSet) -> StepResult:
-    """The seed's step 4, in its own order: is the issue a request at all (does it ask for something, or report what
-    went wrong)? Bug reports, questions and CI or test reports get no type label. Of a request: `feature` when what it
-    asks for does not exist today in any form, else `enhancement` (an improvement to something that works), with the
-    performance label when it is about speed or memory. The rubric's checks weigh signals and frames; with a learned
-    scorer (`types.scorer`), a request they miss may be found by it, over the issue's words and those checks' scores
-    (`triage.core.request_type`). What the rubric could not read is said (`Analysis.unread`)."""
+    """The seed's step 4, in its own order: is the issue a request at all (does it ask for something, or report
+    what went wrong)? Bug reports, questions and CI or test reports get no type label. Of a request: `feature` when
+    what it asks for does not exist today in any form, else `enhancement` (an improvement to something that works),
+    with the performance label when it is about speed or memory. The rubric's checks weigh signals and frames; with
+    a learned scorer (`types.scorer`), a request they miss may be found by it, over the issue's words and those
+    checks' scores (`triage.core.request_type`). What the rubric could not read is said (`Analysis.unread`)."""
     found = decide_type(analysis.doc, rubric, labels)
     return StepResult(4, found.decision, found.labels, evidence=found.evidence, score=found.score,
                       reason=found.reason + unread_note(analysis))

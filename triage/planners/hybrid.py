@@ -1,5 +1,5 @@
-"""The `hybrid` planner: the rubric routes and classifies modules where it is sure; the model reads the type (step 4)
-and possible high priority (step 5) of every issue on which those steps run, and decides them.
+"""The `hybrid` planner: the rubric routes and classifies modules where it is sure; the model reads the type
+(step 4) and possible high priority (step 5) of every issue on which those steps run, and decides them.
 
 When to ask is data, in the rubric's optional `hybrid:` section (defaults below when it is absent):
 - `gate` (default false): false, the model is asked on every issue whose steps 4 and 5 run, whatever the rubric

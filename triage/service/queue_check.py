@@ -1,5 +1,5 @@
-"""Is the queue label one of the repository's labels? A misspelt queue label is otherwise silent: GitHub's search for
-a label nobody has finds no issue, so a sweep or a shadow run reports "0 issues" and exits 0 (issue 40).
+"""Is the queue label one of the repository's labels? A misspelt queue label is otherwise silent: GitHub's search
+for a label nobody has finds no issue, so a sweep or a shadow run reports "0 issues" and exits 0 (issue 40).
 
 Asked only when a run's search found nothing, so a run that finds its queue pays nothing for it: one request
 (`get_label`, which GitHub answers whatever the case of the name), and when the label is not there one more, the
@@ -24,7 +24,8 @@ SHOWN = 30  # labels named in the line, at most
 @dataclass(frozen=True)
 class QueueLabelProblem:
     message: str
-    missing: bool  # True: no such label (the run can find nothing: an error); False: only its case differs (a warning)
+    # True: no such label (the run can find nothing: an error); False: only its case differs (a warning).
+    missing: bool
 
 
 def _squashed(name: str) -> str:
@@ -32,8 +33,9 @@ def _squashed(name: str) -> str:
 
 
 def near_miss(queue_label: str, names) -> str | None:
-    """The first of `names` (the repository's labels an event or an issue carries) that nearly is the queue label but
-    not exactly: the same but for case, spacing or punctuation, or a letter off in a long name. None when none is."""
+    """The first of `names` (the repository's labels an event or an issue carries) that nearly is the queue label
+    but not exactly: the same but for case, spacing or punctuation, or a letter off in a long name. None when none
+    is."""
     if not queue_label:
         return None
     for name in names:
@@ -48,14 +50,16 @@ def near_miss(queue_label: str, names) -> str | None:
 
 def near_miss_line(queue_label: str, name: str, where: str) -> str:
     """`where`: what has the label, e.g. "this event added the label", "issue #12 carries the label"."""
-    return (f"{where} '{name}', which is nearly the queue label '{queue_label}': is the configuration's queue_label "
-            "(or the queue-label input) misspelt? The queue label must match exactly, case and spacing too")
+    return (f"{where} '{name}', which is nearly the queue label '{queue_label}': is the configuration's "
+            "queue_label (or the queue-label input) misspelt? The queue label must match exactly, case and "
+            "spacing too")
 
 
 CONFIGURED = "the configuration's queue_label"
 
 
-def check_queue_label(client, repo: str, queue_label: str, *, named_by: str = CONFIGURED) -> QueueLabelProblem | None:
+def check_queue_label(client, repo: str, queue_label: str, *,
+                      named_by: str = CONFIGURED) -> QueueLabelProblem | None:
     """None when `queue_label` is a label of `repo` as written; else what is wrong, in one line (`named_by`: where
     the label was set, said in it). A read that fails says nothing (None): this check must never fail a run that
     would otherwise have succeeded."""

@@ -41,7 +41,8 @@ class IssueResult:
     marker: str = ""  # the queue's marker label (the summary names it once instead of in every row)
     criteria: dict[str, str] = field(default_factory=dict)  # step 5's criteria: id -> the rubric's description
     labels_before: tuple[str, ...] = ()  # the issue's labels as this run read them, before it wrote anything
-    kept: tuple[str, ...] = ()  # forced: labels of a team, module or type the issue keeps that the plan does not name
+    # Forced: labels of a team, module or type the issue keeps that the plan does not name.
+    kept: tuple[str, ...] = ()
 
     @property
     def triaged(self) -> bool:

@@ -198,7 +198,8 @@ class Triager:
         effects = plan_effects(request.number, plan, bundle=self.bundle, snapshot=read.snapshot,
                                own_login=self.own_login, acknowledge=acknowledge)  # UnsafeWrite: nothing written
         result.plan = plan
-        if request.force:  # the procedure only adds: what a person asked re-triage to change stays for them to remove
+        # The procedure only adds: what a person asked re-triage to change stays for them to remove.
+        if request.force:
             result.kept = kept_labels(self.bundle.labels, read.snapshot.labels, plan)
         return effects
 

@@ -42,7 +42,8 @@ def on_labels_sync(context: Context) -> Result:
     shown = {CREATE: verb, OK: "present"}
     lines += ["| Label | Colour | Description (configured) | |", "| --- | --- | --- | --- |"]
     lines += [f"| {_cell(c.name)} | `#{c.color}` | {_cell(c.description)} | "
-              f"{shown.get(c.action) or 'present, differs: ' + _cell('; '.join(c.differences))} |" for c in changes]
+              f"{shown.get(c.action) or 'present, differs: ' + _cell('; '.join(c.differences))} |"
+              for c in changes]
     return Result(ResultKind.TASK, why=why, task=lines + [""], dry_run=not created)
 
 

@@ -46,8 +46,8 @@ TOKENS = ("input_tokens", "output_tokens", "cached_input_tokens", "cache_write_t
 
 
 class _Spent:
-    """What one issue's ask cost, read off the run's budget (the client counts every HTTP attempt there, retries of a
-    429 or a 5xx included, and the tokens of every answer): the issue's figures are the budget's growth while it
+    """What one issue's ask cost, read off the run's budget (the client counts every HTTP attempt there, retries of
+    a 429 or a 5xx included, and the tokens of every answer): the issue's figures are the budget's growth while it
     was asked, so the issues' calls and tokens add up to the run's (`usage_totals`) by construction. Counted here,
     they were the answers only: a 5xx retried twice was 3 calls for the run and 1 for its issue."""
 
@@ -57,7 +57,8 @@ class _Spent:
         self.started = time.perf_counter()
 
     def _read(self) -> dict[str, int]:
-        return {"calls": getattr(self.budget, "calls", 0), **{name: getattr(self.budget, name, 0) for name in TOKENS}}
+        tokens = {name: getattr(self.budget, name, 0) for name in TOKENS}
+        return {"calls": getattr(self.budget, "calls", 0), **tokens}
 
     @property
     def calls(self) -> int:

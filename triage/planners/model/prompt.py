@@ -126,7 +126,8 @@ def issue_text(snapshot: IssueSnapshot, template_names=()) -> dict:
     from triage.core.authors import describe, people_comments
 
     comments = people_comments(snapshot, template_names)
-    shown: list = [ShownComment(clip(c.body, MAX_COMMENT), describe(who), who.role) for c, who in comments[:MAX_COMMENTS]]
+    shown: list = [ShownComment(clip(c.body, MAX_COMMENT), describe(who), who.role)
+                   for c, who in comments[:MAX_COMMENTS]]
     if len(comments) > MAX_COMMENTS:
         shown.append(ShownComment(f"[... {len(comments) - MAX_COMMENTS} more comments not shown]", "nobody"))
     return {"number": snapshot.number, "title": clip(" ".join(snapshot.title.split()), MAX_TITLE),

@@ -35,9 +35,9 @@ from triage.text.speakers import TRUSTED, Speaker, inlined, separator_login
 
 MIN_WORDS = 3
 MIN_LETTERS = 10
-# Chinese and Japanese put no space between words (a run of their characters is one "word" to `_WORD`), and a Korean
-# syllable block is two or three letters of a Latin script: six such characters say about as much as three words
-# ("おそらく自分の…", "我们自己的代码", "제 설정 문제였습니다"); one or two ("错", "はい") never do.
+# Chinese and Japanese put no space between words (a run of their characters is one "word" to `_WORD`), and a
+# Korean syllable block is two or three letters of a Latin script: six such characters say about as much as three
+# words ("おそらく自分の…", "我们自己的代码", "제 설정 문제였습니다"); one or two ("错", "はい") never do.
 MIN_DENSE = 6
 _DENSE = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 _WORD = re.compile(r"[^\W\d_]+")
@@ -110,7 +110,9 @@ def clearing_texts(issue: dict, snapshot: IssueSnapshot, bundle: Bundle, normal)
 
 
 def quote_problem(quote: str, texts: tuple[str, ...] | None, normal) -> str | None:
-    """Why the quote cannot clear a flag (None when it can; see the module docstring). `texts`: `clearing_texts`."""
+    """Why the quote cannot clear a flag (None when it can; see the module docstring).
+
+    `texts`: `clearing_texts`."""
     if texts is None:
         return "the issue holds words addressed to the bot, so no quote clears its flag"
     pieces = [p for p in (normal(part) for part in _ELLIPSIS.split(quote or "")) if p]

@@ -42,16 +42,16 @@ DECISIONS: dict[str, tuple[str, ...]] = {
 # (`high_priority.no_flag_reasons`, in the queue's words and order: `no_flag_reasons`).
 NO_FLAG_REASONS: dict[str, str] = {
     "no_criterion_met": "a bug report that, read as stated, meets none of the criteria: an ordinary error or "
-                        "exception with its message, a failure while starting or configuring; or a criterion's words "
-                        "that are not this bug's (negated, as in \"no crash\"; quoted from a template, another issue "
-                        "or a log line it explains)",
+                        "exception with its message, a failure while starting or configuring; or a criterion's "
+                        "words that are not this bug's (negated, as in \"no crash\"; quoted from a template, "
+                        "another issue or a log line it explains)",
     "not_met_where_it_runs": "it would meet a criterion only where the criterion says it happens, and the issue "
                              "shows it does not happen there",
     "third_party_code": "the failure is in the reporter's own code or in software they bring (their scripts, "
                         "plugins or extensions, another project), not in the code this queue triages",
     "reporter_setup_or_misuse": "the reporter's own setup or misuse causes it, as the issue shows (a wrong "
-                                "configuration or environment variable, a network, driver or installation problem on "
-                                "their machines)",
+                                "configuration or environment variable, a network, driver or installation problem "
+                                "on their machines)",
     "docs_or_test_report": "a documentation problem or a test-infrastructure report (a DISABLED or flaky test, a "
                            "CI job), whatever its log shows: not a bug in what users run",
     str(InQueue.NO): "step 1 found the issue is not this queue's at all",

@@ -10,6 +10,7 @@ hybrid side by side.
     python bench/model_answers.py cost OUT/prompts/ ANSWERS/ --price IN READ WRITE OUT [--schema-cached]
                                        [--share 0.643]                      # dollars per 100 issues
     python bench/model_answers.py mechanical OUT/prompts/ DATASET.jsonl     # harness test answers only
+    python bench/model_answers.py archive OUT/prompts/ ARCHIVE/             # answers + prompt hashes, to keep
 
 - `capture` strips the dataset to its issues (`{"issue", "comments"}`: no gold, no key), runs `ptd-triage plan
   --planner llm` on them against a loopback OpenAI-compatible stand-in that saves each request as
@@ -38,6 +39,10 @@ hybrid side by side.
   reasoning or thinking tokens are not in the answers: add them at the output price.
 - `mechanical` writes answers that repeat the rubric's own plan (quoting the title), for testing this harness
   only: they measure nothing.
+- `archive` copies a folder's answers (flat, `answer-N.json`) with `prompts.sha256.json`: the sha256 of each
+  prompt's system and user messages. The prompts are 30 KB each and are not kept; `score` on the archive checks
+  every request against those hashes as it would against the prompts, so an archived answer to a prompt that has
+  changed since is refused, never scored (bench/model-answers/ holds such archives).
 
 Imports: the standard library and the project (`triage`). Nothing here is imported by the package or the tests
 (tests/test_model_answers_harness.py runs it as a program).
@@ -61,6 +66,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 REPAIR_MARK = "\n\nYour previous answer was rejected"
+HASHES = "prompts.sha256.json"  # an archive's record of the prompts its answers answer (`archive`)
 CHARS_PER_TOKEN = 4
 CACHE_MIN, CACHE_BLOCK = 1024, 128  # OpenAI's automatic prompt cache: prefixes of 1,024+ tokens, 128-token steps
 PLANNERS = ("rubric", "llm", "hybrid")
@@ -156,14 +162,27 @@ class StandIn:
             self.counts["captured"] += 1
         return _refuse("captured (this stand-in records prompts and answers none)")
 
-    def _serve(self, number: str, body: dict, system: str, user: str) -> tuple[int, dict]:
-        answer = index(self.directory, "answer").get(number)
+    def _captured(self, number: str) -> tuple[str, str] | None:
+        """The captured prompt's (system sha256, user sha256): from `prompt-N.json`, else from an archive's
+        `prompts.sha256.json`; None when neither has it."""
         prompt_file = index(self.directory, "prompt").get(number)
         if prompt_file is not None:
             captured = json.loads(prompt_file.read_text(encoding="utf-8"))
-            captured_user = _messages(captured)[1]
-            repair = user.startswith(captured_user + REPAIR_MARK)
-            if sha(system) != captured["system_sha256"] or (user != captured_user and not repair):
+            return captured["system_sha256"], sha(_messages(captured)[1])
+        for manifest in sorted(self.directory.rglob(HASHES)):
+            hashes = json.loads(manifest.read_text(encoding="utf-8")).get(number)
+            if hashes is not None:
+                return hashes["system_sha256"], hashes["user_sha256"]
+        return None
+
+    def _serve(self, number: str, body: dict, system: str, user: str) -> tuple[int, dict]:
+        answer = index(self.directory, "answer").get(number)
+        captured = self._captured(number)
+        if captured is not None:
+            system_sha, user_sha = captured
+            asked, marked, _ = user.partition(REPAIR_MARK)  # a repair call extends the captured user message
+            repair = bool(marked)
+            if sha(system) != system_sha or sha(asked) != user_sha:
                 with self.lock:
                     self.counts["changed"] += 1
                     self.changed.append(number)
@@ -532,6 +551,26 @@ def _agreeing(plan, bundle, title: str) -> dict:
     }
 
 
+def archive(prompts: Path, out: Path) -> int:
+    """Copy every answer under `prompts` to `out` (flat) with the hashes of the prompts they answer."""
+    answers, captured = index(prompts, "answer"), index(prompts, "prompt")
+    unanswered = sorted(set(captured) - set(answers), key=int)
+    orphans = sorted(set(answers) - set(captured), key=int)
+    if unanswered or orphans:
+        print(f"archive: {len(unanswered)} prompt(s) without an answer {unanswered[:5]}, {len(orphans)} answer(s) "
+              f"without a prompt {orphans[:5]}: nothing written", file=sys.stderr)
+        return 1
+    out.mkdir(parents=True, exist_ok=True)
+    hashes = {}
+    for number in sorted(answers, key=int):
+        document = json.loads(captured[number].read_text(encoding="utf-8"))
+        hashes[number] = {"system_sha256": document["system_sha256"], "user_sha256": sha(_messages(document)[1])}
+        shutil.copy(answers[number], out / f"answer-{number}.json")
+    (out / HASHES).write_text(json.dumps(hashes, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    print(f"archive: {len(answers)} answers and their prompts' hashes in {out}")
+    return 0
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="bench/model_answers.py", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -562,6 +601,9 @@ def main(argv: list[str]) -> int:
     p = sub.add_parser("mechanical")
     p.add_argument("directory", type=Path)
     p.add_argument("dataset", type=Path)
+    p = sub.add_parser("archive")
+    p.add_argument("prompts", type=Path)
+    p.add_argument("out", type=Path)
     args = parser.parse_args(argv)
     if args.command == "capture":
         return capture(args.dataset, args.out, args.config, args.per_folder)
@@ -573,6 +615,8 @@ def main(argv: list[str]) -> int:
         return serve(args.directory, args.port_file)
     if args.command == "cost":
         return cost(args.prompts, args.answers, args.price, args.schema_cached, args.share)
+    if args.command == "archive":
+        return archive(args.prompts, args.out)
     return mechanical(args.directory, args.dataset)
 
 

@@ -104,3 +104,34 @@ def test_a_wrong_or_changed_answer_is_reported_never_scored(captured, tmp_path):
     scored = _run("score", str(DATA), str(key), str(copy))
     assert scored.returncode == 1 and "refused because the prompt changed since capture" in scored.stdout
     assert "1 refused" in scored.stdout or "2 refused" in scored.stdout  # llm, and hybrid if it asked
+
+
+def test_an_archive_keeps_the_answers_and_the_prompts_hashes_and_is_scored_the_same(captured, tmp_path):
+    out, rows, key = captured
+    prompts = out / "prompts"
+    assert _run("mechanical", str(prompts), str(DATA)).returncode == 0
+    kept = tmp_path / "archive"
+    made = _run("archive", str(prompts), str(kept))
+    assert made.returncode == 0, made.stderr
+    assert sorted(p.name for p in kept.iterdir()) == sorted(
+        [f"answer-{r['issue']['number']}.json" for r in rows]
+        + ["prompts.sha256.json"])
+    assert not list(kept.glob("prompt-*.json"))  # the 30 KB prompts are not kept, their hashes are
+    direct = _run("score", str(DATA), str(key), str(prompts), "--json", str(tmp_path / "direct.json"))
+    archived = _run("score", str(DATA), str(key), str(kept), "--json", str(tmp_path / "archived.json"))
+    assert archived.returncode == 0, archived.stdout + archived.stderr
+    figures = [json.loads((tmp_path / f"{name}.json").read_text(encoding="utf-8"))["figures"]
+               for name in ("direct", "archived")]
+    assert direct.returncode == 0 and figures[0] == figures[1]
+    # An archived answer whose prompt has changed since (here: its recorded hash) is refused, never scored.
+    hashes = json.loads((kept / "prompts.sha256.json").read_text(encoding="utf-8"))
+    hashes[next(iter(hashes))]["user_sha256"] = "0" * 64
+    (kept / "prompts.sha256.json").write_text(json.dumps(hashes), encoding="utf-8")
+    refused = _run("score", str(DATA), str(key), str(kept))
+    assert refused.returncode == 1 and "refused because the prompt changed since capture" in refused.stdout
+    # An answer missing for a captured prompt: nothing archived.
+    copy = tmp_path / "prompts"
+    subprocess.run(["cp", "-r", str(prompts), str(copy)], check=True)
+    next(copy.rglob("answer-*.json")).unlink()
+    assert _run("archive", str(copy), str(tmp_path / "partial")).returncode == 1
+    assert not (tmp_path / "partial").exists()

@@ -326,8 +326,8 @@ ROWS = [
     Row("crash: a Python exception the reporter calls a crash, a C++ `terminate called`, a watchdog's SIGABRT",
         "the process dies by a signal or an abort (a segfault, SIGABRT or SIGBUS, a core dump, a C++ `terminate "
         "called`, the NCCL watchdog aborting it: after a collective timed out across nodes or GPUs that is "
-        "`multinode_hang` too, list both) or hits an illegal memory access, however it is reported; a Python "
-        "exception raised with its message (a ValueError, a RuntimeError about shapes) is an error, not a crash, "
+        "`multinode_hang` too, list both; a timeout message alone, with no abort or death shown, is `multinode_hang` "
+        "only) or hits an illegal memory access, however it is reported; a Python exception raised with its message (a ValueError, a RuntimeError about shapes) is an error, not a crash, "
         "even when the reporter calls it one,",
         (), "high_priority.criteria.crash.description", crash_is_a_dying_process_not_an_exception),
     Row("internal_assert 'in c10d or process-group code': DDP's reducer (under c10d), the elastic rendezvous",
@@ -341,8 +341,9 @@ ROWS = [
         "group, a store or the training step blocks once the job runs, with processes on several nodes or on "
         "several GPUs of one node (each node of a multi-node job runs the same collectives), however many of its "
         "ranks are stuck; not a hang of a one-process job, of processes on one personal machine (a laptop or "
-        "workstation) with no other node, or a wait while the job is still starting (connecting to the store, "
-        "rendezvous).",
+        "workstation) with no other node, or a wait while the job first starts (connecting to the store, the first "
+        "rendezvous); a hang after the job has run (a re-rendezvous after a failure or a restart, creating a "
+        "subgroup or a mesh) is one.",
         ("multi-node or multi-GPU training", "a hang in a multi-node or multi-GPU job",
          "multi-node or multi-GPU job"),
         "high_priority.criteria.multinode_hang.description", hang_affecting_multi_node_training),
@@ -390,7 +391,7 @@ ROWS = [
         "or log in the issue show it;",
         (), TEMPLATE),
     Row("a hang while the job is still starting: `not_met_where_it_runs` (first in the order) or `no_criterion_met`",
-        "a hang while the job is still starting is `no_criterion_met`",
+        "a hang while the job first starts is `no_criterion_met`",
         (), "high_priority.no_flag_reasons.not_met_where_it_runs"),
     Row("a script linked or attached but not shown",
         "so does a script the issue links or attaches (a gist, a file), shown or not.",
@@ -425,6 +426,24 @@ ROWS = [
         "whatever its log shows: the test's owners look at it",
         ("A DISABLED or flaky-test report is a test-infrastructure report",),
         "high_priority.no_flag_reasons.docs_or_test_report"),
+    # Round 4: where the fresh blind readers of round 4's prompt (the answers of bench/model-answers) still stopped.
+    Row("feature or enhancement for a backend: 'a new entry point (... backend)' against 'the same API or component "
+        "for other backends' (a Redis store, a file rendezvous backend)",
+        "\"Other backends\" is the same API on a backend it does not run on yet (all_to_all on Gloo); a backend that "
+        "does not exist yet (a new store, rendezvous or process-group backend) is a new entry point.",
+        (), TEMPLATE),
+    Row("multinode_hang: a re-rendezvous after a failure, or a subgroup created mid-run, against 'a wait while the job "
+        "is still starting (rendezvous)'",
+        "a hang after the job has run (a re-rendezvous after a failure or a restart, creating a subgroup or a mesh) "
+        "is one.",
+        ("while the job is still starting",), "high_priority.criteria.multinode_hang.description"),
+    Row("crash and multinode_hang: a watchdog's timeout line without the abort shown",
+        "a timeout message alone, with no abort or death shown, is `multinode_hang` only",
+        (), "high_priority.criteria.crash.description", hang_affecting_multi_node_training),
+    Row("performance: a request for one more case or an option whose motive is speed or memory",
+        "the enhancement's purpose, as the issue gives it, is speed or memory (making something faster or lighter, or "
+        "an option or case whose point is to save time or memory), not only its background",
+        ("the enhancement is about performance (speed or memory)",), "types.performance.description"),
 ]
 
 

@@ -34,7 +34,9 @@ DEFAULT_TYPE_DESCRIPTIONS = {
                    "better error message, or a native backend for an op that already runs through a fallback); "
                    "an issue that says the operation \"currently works\" or \"falls back to\" a slower path asks "
                    "for an enhancement, not a feature",
-    "performance": "the enhancement is about performance (speed or memory)",
+    "performance": "the enhancement's purpose, as the issue gives it, is speed or memory (making something faster "
+                   "or lighter, or an option or case whose point is to save time or memory), not only its "
+                   "background",
 }
 DEFAULT_COMMENT_TEMPLATES = {"not_distributed": "not_distributed", "needs_reproduction": "needs_distributed_reproduction"}
 

@@ -27,9 +27,10 @@ from triage.planners.model.schema import plan_schema
 # is an enhancement, and a new entry point composed by hand is a feature; the timeout edge case for every
 # parallelism): the blind answers were collected again. And in its fifth (where round 4's readers stopped: a new
 # backend against "other backends", a re-rendezvous mid-run, a watchdog timeout line without the abort, what
-# `performance` is for): collected again, bench/model-answers/.
+# `performance` is for): collected again. And its sixth (round 5's readers: a torchrun flag is an option, a
+# wait before the processes first meet, a reporter's own failure asked about): collected again, bench/model-answers/.
 PINNED = {
-    "distributed": ("d270d012c7f0ee98", "fe856e89d77db1fd"),
+    "distributed": ("89f4f72d0244213c", "872d6ac48fea23f1"),
     "pt2": ("ae2f5a16d0ef1fea", "3fc421ed20a3d216"),
 }
 

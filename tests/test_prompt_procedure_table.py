@@ -241,7 +241,7 @@ ROWS = [
     Row("feature or enhancement for one more case of an existing API (a device, a dtype, an option): 'it must exist "
         "for the case asked' against 'the same API for other cases is a form of it'",
         "Then it is an `enhancement` of that: a new option, argument or default on it, support for one more case in "
-        "it, or making it faster, lighter or clearer.",
+        "it, or making it faster, lighter or clearer",
         ("It must exist for the case asked", "unless some path runs the asked case today",
          "or support for a device or platform that no path runs on today", "an option for what no path in PyTorch"),
         TEMPLATE, one_more_case_of_an_existing_collective_is_an_enhancement),
@@ -251,7 +251,7 @@ ROWS = [
         ("a new option or default of an existing API",), "types.enhancement.description"),
     Row("a workaround through PyTorch APIs: 'exists through another PyTorch API' against 'code the reporter writes "
         "themselves to get around the gap does not make it exist'",
-        "Otherwise it is a `feature`, a new entry point (an API, collective, hook, tool, launcher mode or backend) "
+        "Otherwise it is a `feature`, a new entry point (an API, collective, hook, tool, launcher or backend) "
         "whatever shape the request gives it: what the reporter composes by hand from other APIs (a prefix sum from "
         "all_gather and cumsum), their own kernel or extension, or another library does not make it exist.",
         ("code the reporter writes themselves to get around the gap", "Only PyTorch counts",
@@ -341,9 +341,9 @@ ROWS = [
         "group, a store or the training step blocks once the job runs, with processes on several nodes or on "
         "several GPUs of one node (each node of a multi-node job runs the same collectives), however many of its "
         "ranks are stuck; not a hang of a one-process job, of processes on one personal machine (a laptop or "
-        "workstation) with no other node, or a wait while the job first starts (connecting to the store, the first "
-        "rendezvous); a hang after the job has run (a re-rendezvous after a failure or a restart, creating a "
-        "subgroup or a mesh) is one.",
+        "workstation) with no other node, or a wait before its processes have first met (connecting to the store, "
+        "the first rendezvous); once they have (the first collective, creating a mesh or a subgroup, a re-rendezvous "
+        "after a failure or a restart) a hang is one.",
         ("multi-node or multi-GPU training", "a hang in a multi-node or multi-GPU job",
          "multi-node or multi-GPU job"),
         "high_priority.criteria.multinode_hang.description", hang_affecting_multi_node_training),
@@ -384,14 +384,15 @@ ROWS = [
         (), TEMPLATE),
     Row("a failure reported and then asked about ('is this a bug?'): a usage question or a bug report",
         "and so is one that reports a failure and then asks about it (\"is this a bug?\", \"how can I diagnose "
-        "it?\"); a usage question asks how to use, size or tune something.",
+        "it?\"), whoever's the failure turns out to be",
         (), TEMPLATE),
     Row("the reporter's misuse that their own code shows, when nobody says it",
         "clears a criterion only when the reporter or a maintainer says it, or the reporter's own code, commands "
         "or log in the issue show it;",
         (), TEMPLATE),
     Row("a hang while the job is still starting: `not_met_where_it_runs` (first in the order) or `no_criterion_met`",
-        "a hang while the job first starts is `no_criterion_met`",
+        "not a wait before the job's processes have first met (connecting to the store, the first rendezvous), which "
+        "meets no criterion anywhere (`no_criterion_met`)",
         (), "high_priority.no_flag_reasons.not_met_where_it_runs"),
     Row("a script linked or attached but not shown",
         "so does a script the issue links or attaches (a gist, a file), shown or not.",
@@ -434,9 +435,23 @@ ROWS = [
         (), TEMPLATE),
     Row("multinode_hang: a re-rendezvous after a failure, or a subgroup created mid-run, against 'a wait while the job "
         "is still starting (rendezvous)'",
-        "a hang after the job has run (a re-rendezvous after a failure or a restart, creating a subgroup or a mesh) "
-        "is one.",
-        ("while the job is still starting",), "high_priority.criteria.multinode_hang.description"),
+        "once they have (the first collective, creating a mesh or a subgroup, a re-rendezvous after a failure or a "
+        "restart) a hang is one.",
+        ("while the job is still starting", "while the job first starts"),
+        "high_priority.criteria.multinode_hang.description"),
+    # Round 5: where the fresh blind readers of round 5's prompt still stopped.
+    Row("feature or enhancement: a new flag or mode of torchrun, 'a new option' against 'a new ... launcher mode'",
+        "(a new flag or mode of torchrun is an option on it)",
+        ("launcher mode",), TEMPLATE),
+    Row("a failure the reporter shows is their own, then asked about: `not_a_bug_report` (first in the order) or "
+        "`third_party_code`",
+        "whoever's the failure turns out to be (the reporter's own kernel: `third_party_code`, not "
+        "`not_a_bug_report`)",
+        (), TEMPLATE),
+    Row("a hang while the job starts: `not_met_where_it_runs` (first in the order) against its own 'a hang while the "
+        "job first starts is `no_criterion_met`'",
+        "which meets no criterion anywhere (`no_criterion_met`)",
+        ("a hang while the job first starts is",), "high_priority.no_flag_reasons.not_met_where_it_runs"),
     Row("crash and multinode_hang: a watchdog's timeout line without the abort shown",
         "a timeout message alone, with no abort or death shown, is `multinode_hang` only",
         (), "high_priority.criteria.crash.description", hang_affecting_multi_node_training),

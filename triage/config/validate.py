@@ -22,6 +22,7 @@ from triage.config.names import LABEL_NAME_PATTERN, RESERVED_LABELS, is_reserved
 from triage.config.examples import example_problems
 from triage.config.parts import (SLOT_SECTIONS, VERSION_SLOT, expand, frame_lists, signal_lists, slot_pattern,
                                  slot_sources, slots_path, vocabulary_of)
+from triage.config.reading import ReadingError, prepare
 from triage.config.source import Located
 from triage.config.words import canonical
 from triage.config.templates import SUFFIX, TemplatesError, build_templates, syntax_problem
@@ -240,7 +241,12 @@ def _removed_by(rubric: Located, message: str) -> str:
 def check(sources: QueueSources) -> list[Problem]:
     labels = sources.labels
     marks = dict(sources.rubric.marks)  # `not_in_queue:` read as `not_distributed:`, its lines kept
-    rubric = Located(canonical(sources.rubric.data, marks), sources.rubric.file, marks)
+    data = canonical(sources.rubric.data, marks)
+    try:  # the shared reading merged under it, its entries marked with the shared file's lines; `names:` lists
+        data = prepare(data, marks)
+    except ReadingError as exc:
+        return [_at(Located(data, sources.rubric.file, marks), exc.at, str(exc))]
+    rubric = Located(data, sources.rubric.file, marks)
     problems = _schema_problems(rubric, rubric_validator(), "rubric")
     problems += _schema_problems(labels, labels_validator(), "labels")
     if problems:

@@ -149,7 +149,7 @@ def _merge(data: dict, wanted: dict, marks: dict | None) -> dict:
         data["text"] = {**data["text"], "environment_heading": source["text"]["environment_heading"]}
         mark(("text", "environment_heading"), ("text", "environment_heading"))
     groups = source.get("signals") or {}
-    taken = wanted.get("signals", list(GROUPS))
+    taken = wanted.get("signals", [g for g in GROUPS if g in groups])
     if not isinstance(taken, list):
         raise ReadingError(("reading", "signals"), "reading.signals must be a list of group names")
     without = set(wanted.get("without") or ())

@@ -26,6 +26,7 @@ Names as lists. Any signal may say `names: [...]` instead of (or beside) `match:
 strings, phrases. Each name is matched literally (`regex_of_names`): whitespace between words is any whitespace,
 a trailing `*` is "and any word characters after it" (`resiz*`), and a name that starts or ends with a letter,
 digit or `_` is bounded there by `\\b` (so `UI` is not inside `GUI`). With `match:` too, either one matches.
+`all_names: [[...], [...]]` is `all:` in lists: one name of each list somewhere in the same place.
 
 Without `reading:` a rubric is read as written (the layout before issue 39). The result depends on the document
 and the shared file alone; `triage.config.compiled` counts the shared files in the code's version.
@@ -82,6 +83,10 @@ def regex_of_names(names: list[str]) -> str:
         end = r"\b" if not tail and _WORDISH.match(name[-1]) else ""
         out.append(f"{start}{body}{tail}{end}")
     return "|".join(out)
+
+
+def _names_list(names: Any) -> bool:
+    return isinstance(names, list) and bool(names) and all(isinstance(n, str) and n.strip() for n in names)
 
 
 def shared_file(name: str) -> Path:
@@ -145,8 +150,9 @@ def _merge(data: dict, wanted: dict, marks: dict | None) -> dict:
         merged.update(own)
         if merged:
             data[section] = merged
-    if isinstance(data.get("text"), dict) and "environment_heading" not in data["text"]:
-        data["text"] = {**data["text"], "environment_heading": source["text"]["environment_heading"]}
+    text = data.get("text", {})
+    if isinstance(text, dict) and "environment_heading" not in text:  # a queue may leave `text:` out
+        data["text"] = {**text, "environment_heading": source["text"]["environment_heading"]}
         mark(("text", "environment_heading"), ("text", "environment_heading"))
     groups = source.get("signals") or {}
     taken = wanted.get("signals", [g for g in GROUPS if g in groups])
@@ -199,7 +205,7 @@ def _append(data: dict, path: Path_, signals: list, src: Path_, without: set, ma
 def _names_to_patterns(data: dict) -> dict:
     """Every signal's `names:` list as (part of) its `match:`."""
     lists = [(path, signals) for path, signals in signal_lists(data)
-             if any(isinstance(s, dict) and "names" in s for s in signals)]
+             if any(isinstance(s, dict) and ("names" in s or "all_names" in s) for s in signals)]
     if not lists:
         return data
     data = copy.deepcopy(data)
@@ -208,12 +214,17 @@ def _names_to_patterns(data: dict) -> dict:
         for key in path:
             node = node[key]
         for i, raw in enumerate(node):
-            names = raw.get("names") if isinstance(raw, dict) else None
-            if not (isinstance(names, list) and names and all(isinstance(n, str) and n.strip() for n in names)):
-                continue  # the schema says what is wrong with it
-            pattern = regex_of_names(names)
+            if not isinstance(raw, dict):
+                continue
             raw = dict(raw)
-            del raw["names"]
-            raw["match"] = f"{raw['match']}|{pattern}" if isinstance(raw.get("match"), str) else pattern
-            node[i] = raw
+            names = raw.get("names")
+            if _names_list(names):
+                pattern = regex_of_names(names)
+                del raw["names"]
+                raw["match"] = f"{raw['match']}|{pattern}" if isinstance(raw.get("match"), str) else pattern
+            groups = raw.get("all_names")
+            if isinstance(groups, list) and groups and all(_names_list(g) for g in groups):
+                del raw["all_names"]
+                raw["all"] = [*(raw.get("all") or []), *(regex_of_names(g) for g in groups)]
+            node[i] = raw  # a malformed list is left as written: the schema says what is wrong with it
     return data

@@ -26,7 +26,8 @@ Names as lists. Any signal may say `names: [...]` instead of (or beside) `match:
 strings, phrases. Each name is matched literally (`regex_of_names`): whitespace between words is any whitespace,
 a trailing `*` is "and any word characters after it" (`resiz*`), and a name that starts or ends with a letter,
 digit or `_` is bounded there by `\\b` (so `UI` is not inside `GUI`). With `match:` too, either one matches.
-`all_names: [[...], [...]]` is `all:` in lists: one name of each list somewhere in the same place.
+`all_names: [[...], [...]]` is `all:` in lists: one name of each list somewhere in the same place; a part written
+as a list (`project: [the storage system, the gateway]`) is its names' pattern.
 
 Without `reading:` a rubric is read as written (the layout before issue 39). The result depends on the document
 and the shared file alone; `triage.config.compiled` counts the shared files in the code's version.
@@ -119,6 +120,8 @@ def prepare(data: Any, marks: dict | None = None) -> Any:
     if not isinstance(data, dict):
         return data
     wanted = settings(data)
+    if isinstance(data.get("parts"), dict) and any(_names_list(v) for v in data["parts"].values()):
+        data = {**data, "parts": {k: regex_of_names(v) if _names_list(v) else v for k, v in data["parts"].items()}}
     if wanted is not None:
         data = _merge(data, wanted, marks)
     return _names_to_patterns(data)

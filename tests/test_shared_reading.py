@@ -91,7 +91,7 @@ def test_a_queue_without_reading_is_read_as_written():
 
 @pytest.mark.parametrize("reading, message", [
     ("v9", "reading names shared reading 'v9', which the package does not have (it has: v1)"),
-    ({"shared": "v1", "signals": ["wishes"]}, "reading.signals names group 'wishes'"),
+    ({"shared": "v1", "groups": ["wishes"]}, "reading.groups names group 'wishes'"),
     ({"shared": "v1", "criteria": {"crash": "meltdown"}}, "maps 'crash' to criterion 'meltdown'"),
 ])
 def test_a_reading_that_cannot_be_taken_is_one_line(reading, message):

@@ -9,7 +9,7 @@ and a queue says which one it reads:
 
     reading:                       # or, in full
       shared: v1
-      signals: [request, feature, enhancement, counter]   # the groups of shared signals this queue takes
+      groups: [request, feature, enhancement, counter]    # the groups of shared signals this queue takes
       criteria: {crash: crash, hang: outage}              # shared criterion group -> this queue's criterion
       without: [ask-wish]                                 # shared signals this queue does not take
 
@@ -158,13 +158,13 @@ def _merge(data: dict, wanted: dict, marks: dict | None) -> dict:
         data["text"] = {**text, "environment_heading": source["text"]["environment_heading"]}
         mark(("text", "environment_heading"), ("text", "environment_heading"))
     groups = source.get("signals") or {}
-    taken = wanted.get("signals", [g for g in GROUPS if g in groups])
+    taken = wanted.get("groups", [g for g in GROUPS if g in groups])
     if not isinstance(taken, list):
-        raise ReadingError(("reading", "signals"), "reading.signals must be a list of group names")
+        raise ReadingError(("reading", "groups"), "reading.groups must be a list of group names")
     without = set(wanted.get("without") or ())
     for i, group in enumerate(taken):
         if group not in GROUPS or group not in groups:
-            raise ReadingError(("reading", "signals", i), f"reading.signals names group {group!r}, which shared "
+            raise ReadingError(("reading", "groups", i), f"reading.groups names group {group!r}, which shared "
                                                           f"reading {name} does not have ({', '.join(groups)})")
         _append(data, GROUPS[group], groups[group], ("signals", group), without, mark)
     criteria = wanted.get("criteria") or {}

@@ -217,8 +217,8 @@ def part_uses(data: dict) -> dict[str, int]:
     return counts
 
 
-def part_rule_problems(rubric: Located, data: dict, own: set[str]) -> list[Problem]:
-    """Each of the queue's own parts (not the shared reading's) within `part_rules`' size and use."""
+def part_rule_problems(rubric: Located, data: dict, own: set[str], *, count_uses: bool = True) -> list[Problem]:
+    """Each of the queue's own parts (not the shared reading's) within `part_rules`' size and (`count_uses`) use."""
     rules = data.get("part_rules") or {}
     max_chars = int(rules.get("max_chars", PART_MAX_CHARS))
     min_uses = int(rules.get("min_uses", PART_MIN_USES))
@@ -235,7 +235,7 @@ def part_rule_problems(rubric: Located, data: dict, own: set[str]) -> list[Probl
             problems.append(_at(rubric, ("parts", name), f"part '{name}' expands to {size:,} characters (more than "
                                                          f"{max_chars:,}: split it into parts named by meaning)"))
         count = uses.get(name, 0)
-        if count < min_uses and name not in alone:
+        if count_uses and count < min_uses and name not in alone:
             used = "is not used" if not count else f"is used {count} time{'s' if count > 1 else ''}"
             problems.append(_at(rubric, ("parts", name), f"part '{name}' {used} (at least {min_uses}: inline it, "
                                                          "use it again, or list it in part_rules.alone)"))
@@ -303,7 +303,11 @@ def check(sources: QueueSources) -> list[Problem]:
     r, l = rubric.data, labels.data
     problems += _pattern_problems(rubric, r)
     own_parts = sources.rubric.data.get("parts") if isinstance(sources.rubric.data, dict) else None
-    problems += part_rule_problems(rubric, r, set(own_parts) if isinstance(own_parts, dict) else set())
+    # A layer over another queue (a repository's file over a bundled one) may replace the sections that used a
+    # part of the queue below: the use rule is the whole queue's, checked where it is written in one file.
+    layered = len({file for file, _ in sources.rubric.marks.values()}) > 1
+    problems += part_rule_problems(rubric, r, set(own_parts) if isinstance(own_parts, dict) else set(),
+                                   count_uses=not layered)
     if r["modules"]["medium"] > r["modules"]["high"]:
         problems.append(_at(rubric, ("modules", "medium"), "modules.medium must not exceed modules.high"))
     problems += [_at(rubric, path, message + _removed_by(sources.rubric, message)) for path, message in route_problems(r)]

@@ -20,8 +20,9 @@ from triage.config.route_checks import route_problems
 from triage.config.rubric import DEFAULT_COMMENT_TEMPLATES, _validator as rubric_validator
 from triage.config.names import LABEL_NAME_PATTERN, RESERVED_LABELS, is_reserved, label_key, label_name_problem
 from triage.config.examples import example_problems
-from triage.config.parts import (SLOT_SECTIONS, VERSION_SLOT, PartsError, expand, expanded_part, frame_lists,
-                                 references, signal_lists, slot_pattern, slot_sources, slots_path, vocabulary_of)
+from triage.config.part_rules import part_rule_problems
+from triage.config.parts import (SLOT_SECTIONS, VERSION_SLOT, expand, frame_lists, signal_lists, slot_pattern,
+                                 slot_sources, slots_path, vocabulary_of)
 from triage.config.reading import ReadingError, prepare
 from triage.config.source import Located
 from triage.config.words import canonical
@@ -193,55 +194,6 @@ def _pattern_problems(rubric: Located, data: dict) -> list[Problem]:
     return problems + _name_problems(rubric, r)
 
 
-# Parts a maintainer can read (issue 39): a part expands to at most this many characters (all the parts it uses
-# composed in), and is used at least this often (a part used once is a name for one pattern's piece: inline it,
-# reuse it, or list it in `part_rules.alone` when it must stand alone to be read). A queue may set its own
-# `part_rules:` (the distributed queue does, until its parts are rewritten); every other queue gets these.
-PART_MAX_CHARS = 1000
-PART_MIN_USES = 2
-
-
-def part_uses(data: dict) -> dict[str, int]:
-    """How many references to each part the document's patterns make (signals, slots, modifiers, parts)."""
-    counts: dict[str, int] = {}
-    stack: list = [(k, v) for k, v in data.items() if k not in ("examples", "description")]
-    while stack:
-        key, node = stack.pop()
-        if isinstance(node, str):
-            for name in references(node):
-                counts[name] = counts.get(name, 0) + 1
-        elif isinstance(node, dict):
-            stack.extend((k, v) for k, v in node.items() if k not in ("examples", "description", "why"))
-        elif isinstance(node, list):
-            stack.extend((key, v) for v in node)
-    return counts
-
-
-def part_rule_problems(rubric: Located, data: dict, own: set[str], *, count_uses: bool = True) -> list[Problem]:
-    """Each of the queue's own parts (not the shared reading's) within `part_rules`' size and (`count_uses`) use."""
-    rules = data.get("part_rules") or {}
-    max_chars = int(rules.get("max_chars", PART_MAX_CHARS))
-    min_uses = int(rules.get("min_uses", PART_MIN_USES))
-    alone = set(rules.get("alone") or ())
-    parts = data.get("parts") or {}
-    uses = part_uses(data)
-    problems = []
-    for name in sorted(own, key=lambda n: rubric.where(("parts", n))[1] or 0):
-        try:
-            size = len(expanded_part(parts, name))
-        except PartsError:
-            continue  # its own problem (`expand`)
-        if size > max_chars:
-            problems.append(_at(rubric, ("parts", name), f"part '{name}' expands to {size:,} characters (more than "
-                                                         f"{max_chars:,}: split it into parts named by meaning)"))
-        count = uses.get(name, 0)
-        if count_uses and count < min_uses and name not in alone:
-            used = "is not used" if not count else f"is used {count} time{'s' if count > 1 else ''}"
-            problems.append(_at(rubric, ("parts", name), f"part '{name}' {used} (at least {min_uses}: inline it, "
-                                                         "use it again, or list it in part_rules.alone)"))
-    return problems
-
-
 def floor_problems(labels: Located) -> list[Problem]:
     """The procedure's floor, which no configuration lowers: `forbidden` keeps every reserved label (an empty or
     partial list is refused, not silently completed), no reserved or forbidden label is declared as one the bot
@@ -306,8 +258,9 @@ def check(sources: QueueSources) -> list[Problem]:
     # A layer over another queue (a repository's file over a bundled one) may replace the sections that used a
     # part of the queue below: the use rule is the whole queue's, checked where it is written in one file.
     layered = len({file for file, _ in sources.rubric.marks.values()}) > 1
-    problems += part_rule_problems(rubric, r, set(own_parts) if isinstance(own_parts, dict) else set(),
-                                   count_uses=not layered)
+    problems += [_at(rubric, path, message) for path, message in
+                 part_rule_problems(r, set(own_parts) if isinstance(own_parts, dict) else set(),
+                                    lambda name: rubric.where(("parts", name))[1] or 0, count_uses=not layered)]
     if r["modules"]["medium"] > r["modules"]["high"]:
         problems.append(_at(rubric, ("modules", "medium"), "modules.medium must not exceed modules.high"))
     problems += [_at(rubric, path, message + _removed_by(sources.rubric, message)) for path, message in route_problems(r)]

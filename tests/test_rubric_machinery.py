@@ -311,5 +311,5 @@ def test_compile_rubric_refuses_an_unknown_part_in_one_line():
     from triage.config.rubric import RubricError
     with pytest.raises(RubricError) as info:
         compile_rubric(data, "r.yaml")
-    assert str(info.value) == (f"r.yaml: reproduction/signals/{at}/match: signal 'repro-y' names part 'nah', which "
-                               "parts: does not define")
+    assert str(info.value) == (f"r.yaml: reproduction/signals/{at}/match: signal 'repro-y' names part 'nah', "
+                               "which parts: does not define")

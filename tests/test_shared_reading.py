@@ -111,7 +111,8 @@ def _problems(folder: Path) -> list[str]:
     from triage.cli.main import build_parser
     from triage.config.validate import check
 
-    return [str(p) for p in check(config_sources(build_parser().parse_args(["validate", "--config", str(folder)])))]
+    args = build_parser().parse_args(["validate", "--config", str(folder)])
+    return [str(p) for p in check(config_sources(args))]
 
 
 def _line(path: Path, needle: str) -> int:
@@ -144,8 +145,8 @@ def test_a_part_expanding_past_the_limit_is_refused_and_a_queue_may_set_its_own(
     text = text.replace("  stored: '(?:objects|files|data|blocks|writes|versions)'",
                         f"  stored: '(?:objects|files|data|blocks|writes|versions)|{long}'")
     rubric.write_text(text, encoding="utf-8")
-    assert _problems(queue) == [f"{rubric}:{_line(rubric, '  stored:')}: part 'stored' expands to 1,170 characters "
-                                "(more than 1,000: split it into parts named by meaning)"]
+    assert _problems(queue) == [f"{rubric}:{_line(rubric, '  stored:')}: part 'stored' expands to 1,170 "
+                                "characters (more than 1,000: split it into parts named by meaning)"]
     rubric.write_text(text.replace("part_rules:\n", "part_rules:\n  max_chars: 1200\n"), encoding="utf-8")
     assert _problems(queue) == []
 

@@ -13,7 +13,7 @@ May import: the standard library, `triage.config.parts`, `triage.text.patterns`.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from triage.config.parts import PartsError, expanded_part, references
 from triage.text.patterns import PatternError, check_pattern
@@ -70,6 +70,6 @@ def part_rule_problems(data: dict, own: set[str], line_of: Callable[[str], int],
                                               f"{max_chars:,}: split it into parts named by meaning)"))
         if count_uses and count < min_uses and name not in alone:
             used = "is not used" if not count else f"is used {count} time{'s' if count > 1 else ''}"
-            problems.append((("parts", name), f"part '{name}' {used} (at least {min_uses}: inline it, use it again, "
-                                              "or list it in part_rules.alone)"))
+            problems.append((("parts", name), f"part '{name}' {used} (at least {min_uses}: inline it, use it "
+                                              "again, or list it in part_rules.alone)"))
     return problems

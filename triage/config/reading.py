@@ -20,7 +20,8 @@ What the shared reading gives (`prepare` merges it under the queue's own documen
   tests/test_shared_reading.py);
 - `text.environment_heading` when the queue gives none;
 - signal groups: each group's signals are appended to one section's list (`GROUPS`), a criterion group's to the
-  criterion the queue maps it to; a queue signal with the same id as a shared one replaces it, in the queue's place.
+  criterion the queue maps it to; a queue signal with the same id as a shared one replaces it, in the queue's
+  place.
 
 Names as lists. Any signal may say `names: [...]` instead of (or beside) `match:`: API names, import paths, error
 strings, phrases. Each name is matched literally (`regex_of_names`): whitespace between words is any whitespace,
@@ -144,7 +145,8 @@ def _merge(data: dict, wanted: dict, marks: dict | None) -> dict:
                 marks.setdefault(dst + key[len(src):], where)
 
     for section in ("parts", "modifiers"):
-        own = data.get(section) if isinstance(data.get(section), dict) else {}
+        given = data.get(section)
+        own: dict = given if isinstance(given, dict) else {}
         merged: dict = {}
         for key, value in (source.get(section) or {}).items():
             if key not in own:
@@ -172,10 +174,10 @@ def _merge(data: dict, wanted: dict, marks: dict | None) -> dict:
     for group, criterion in criteria.items() if isinstance(criteria, dict) else ():
         if group not in shared_criteria:
             raise ReadingError(("reading", "criteria", group),
-                               f"reading.criteria names group {group!r}, which shared reading {name} does not have "
-                               f"({', '.join(shared_criteria)})")
-        own = ((data.get("high_priority") or {}).get("criteria") or {})
-        if criterion not in own:
+                               f"reading.criteria names group {group!r}, which shared reading {name} does not "
+                               f"have ({', '.join(shared_criteria)})")
+        defined = (data.get("high_priority") or {}).get("criteria") or {}
+        if criterion not in defined:
             raise ReadingError(("reading", "criteria", group),
                                f"reading.criteria maps {group!r} to criterion {criterion!r}, which "
                                "high_priority.criteria does not define")
@@ -221,7 +223,7 @@ def _names_to_patterns(data: dict) -> dict:
                 continue
             raw = dict(raw)
             names = raw.get("names")
-            if _names_list(names):
+            if isinstance(names, list) and _names_list(names):
                 pattern = regex_of_names(names)
                 del raw["names"]
                 raw["match"] = f"{raw['match']}|{pattern}" if isinstance(raw.get("match"), str) else pattern

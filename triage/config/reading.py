@@ -18,6 +18,7 @@ What the shared reading gives (`prepare` merges it under the queue's own documen
   (that is how a queue extends the reading: the shared `project` part names "this project" generically, a queue
   names its own); a shared part written as `{match:, examples:}` is read as its pattern (its examples are run by
   tests/test_shared_reading.py);
+- `slots.types`: step 4's slot vocabulary, under the queue's own `types.slots` (for the frames a queue writes);
 - `text.environment_heading` when the queue gives none;
 - signal groups: each group's signals are appended to one section's list (`GROUPS`), a criterion group's to the
   criterion the queue maps it to; a queue signal with the same id as a shared one replaces it, in the queue's
@@ -155,6 +156,15 @@ def _merge(data: dict, wanted: dict, marks: dict | None) -> dict:
         merged.update(own)
         if merged:
             data[section] = merged
+    for section, slots in (source.get("slots") or {}).items():  # `types.slots`: under the queue's own
+        node = data.get(section)
+        if not isinstance(node, dict):
+            continue
+        own_slots = node.get("slots") if isinstance(node.get("slots"), dict) else {}
+        merged_slots = {k: v for k, v in slots.items() if k not in own_slots}
+        for key in merged_slots:
+            mark((section, "slots", key), ("slots", section, key))
+        data[section] = {**node, "slots": {**merged_slots, **own_slots}}
     text = data.get("text", {})
     if isinstance(text, dict) and "environment_heading" not in text:  # a queue may leave `text:` out
         data["text"] = {**text, "environment_heading": source["text"]["environment_heading"]}

@@ -135,13 +135,15 @@ def _merge(data: dict, wanted: dict, marks: dict | None) -> dict:
         raise ReadingError(("reading",), f"reading names shared reading {name!r}, which the package does not have "
                                          f"(it has: {', '.join(shared_names()) or 'none'})")
     shared = shared_reading(name)
-    source, file = shared.data, shared.file
+    source = shared.data
     data = copy.copy(data)
+    index = _marks_index(name) if marks is not None else {}
 
     def mark(dst: Path_, src: Path_) -> None:
+        """The shared file's lines of `src` and everything under it, at `dst` in the queue's line map."""
         if marks is None:
             return
-        for key, where in shared.marks.items():
+        for key, where in index.get(src[:2], ()):
             if key[: len(src)] == src:
                 marks.setdefault(dst + key[len(src):], where)
 
@@ -160,7 +162,8 @@ def _merge(data: dict, wanted: dict, marks: dict | None) -> dict:
         node = data.get(section)
         if not isinstance(node, dict):
             continue
-        own_slots = node.get("slots") if isinstance(node.get("slots"), dict) else {}
+        given_slots = node.get("slots")
+        own_slots: dict = given_slots if isinstance(given_slots, dict) else {}
         merged_slots = {k: v for k, v in slots.items() if k not in own_slots}
         for key in merged_slots:
             mark((section, "slots", key), ("slots", section, key))
@@ -193,8 +196,16 @@ def _merge(data: dict, wanted: dict, marks: dict | None) -> dict:
                                "high_priority.criteria does not define")
         _append(data, ("high_priority", "criteria", criterion), shared_criteria[group], ("criteria", group),
                 without, mark)
-    del file
     return data
+
+
+@lru_cache(maxsize=4)
+def _marks_index(name: str) -> dict[Path_, list]:
+    """The shared file's line map by the first two keys of each path (a validate marks hundreds of entries)."""
+    out: dict[Path_, list] = {}
+    for key, where in shared_reading(name).marks.items():
+        out.setdefault(key[:2], []).append((key, where))
+    return out
 
 
 def _append(data: dict, path: Path_, signals: list, src: Path_, without: set, mark) -> None:

@@ -3,7 +3,7 @@
 examples/queues/storage-lists is the storage example written with `names:` (and `all_names:`, and a part as a
 list) only, on the shared reading; examples/queues/storage is its regex twin. The list queue must hold no regular
 expression at all, and plan every sample issue (the example's own and tests/data/storage-twin-issues.jsonl, one or
-more per component, team, trap and criterion) exactly as the twin does: route, modules, every label, outcome.
+more per component, team and criterion, and traps) exactly as the twin does: route, modules, every label, outcome.
 """
 from __future__ import annotations
 

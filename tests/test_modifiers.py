@@ -200,7 +200,9 @@ def test_the_bundled_rubric_refuses_an_unknown_modifier_and_a_bad_cue(tmp_path):
         load_bundle(path)
     assert "sarcasm" in str(info.value) and "\n" not in str(info.value)
     data = _bundled()
-    data["modifiers"]["negation"]["before"] = r"(?<!a)not"
+    # The queue's own `negation` replaces the shared reading's (triage/reading/shared/v1.yaml): its cue is checked.
+    data.setdefault("modifiers", {})["negation"] = {"description": "denied", "factor": 0, "window": 24,
+                                                    "before": r"(?<!a)not"}
     path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
     with pytest.raises(ConfigError) as info:
         load_bundle(path)

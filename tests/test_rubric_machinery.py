@@ -118,7 +118,11 @@ def test_an_undefined_part_fails_validate_at_its_line_and_the_loader(tmp_path):
 def test_a_part_given_twice_is_refused_at_the_second_line(tmp_path):
     """YAML keeps the last of two equal keys silently: a second part of the same name would replace the first in
     every pattern that uses it, so the loader refuses the document, naming the second key's line."""
-    queue = queue_with(tmp_path, lambda d: d.setdefault("parts", {}).update(twice="abc"))
+    def add(d):  # a part that stands alone (validate refuses one used less than twice otherwise)
+        d.setdefault("parts", {}).update(twice="abc")
+        d.setdefault("part_rules", {}).setdefault("alone", []).append("twice")
+
+    queue = queue_with(tmp_path, add)
     rubric = queue / "rubric.yaml"
     text = rubric.read_text(encoding="utf-8")
     at = text.index("  twice: abc\n")
@@ -146,6 +150,7 @@ def test_a_part_that_is_half_a_pattern_is_refused_at_its_own_line(tmp_path):
 def test_a_rubric_written_with_parts_plans_like_the_same_rubric_written_out(tmp_path):
     def with_parts(d):
         d.setdefault("parts", {})["shell"] = "aws|kubectl"
+        d.setdefault("part_rules", {}).setdefault("alone", []).append("shell")  # used once, on purpose
         d["reproduction"]["signals"][0]["match"] = r"^\s*(?:\$ )?(?:{shell})\b"
 
     def written_out(d):
@@ -302,8 +307,9 @@ def test_every_unknown_slot_a_frame_names_is_reported_at_its_own_line(tmp_path):
 def test_compile_rubric_refuses_an_unknown_part_in_one_line():
     data = yaml.safe_load((STORAGE / "rubric.yaml").read_text(encoding="utf-8"))
     add_signal(data, {"id": "repro-y", "match": "{nah}", "weight": 1})
+    at = len(data["reproduction"]["signals"]) - 1  # the queue's own list (the shared reading's signals follow it)
     from triage.config.rubric import RubricError
     with pytest.raises(RubricError) as info:
         compile_rubric(data, "r.yaml")
-    assert str(info.value) == ("r.yaml: reproduction/signals/3/match: signal 'repro-y' names part 'nah', which parts: "
-                               "does not define")
+    assert str(info.value) == (f"r.yaml: reproduction/signals/{at}/match: signal 'repro-y' names part 'nah', "
+                               "which parts: does not define")

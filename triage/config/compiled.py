@@ -121,6 +121,8 @@ def code_version() -> str:
         for path in sorted((_PACKAGE / folder).iterdir()):
             if path.suffix in (".py", ".json") and path.is_file():
                 digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    for path in sorted((_PACKAGE / "reading" / "shared").glob("*.yaml")):  # the shared readings a queue names
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     import re2
     import yaml
 

@@ -138,6 +138,11 @@ class _Expander:
         return out
 
 
+def expanded_part(parts: dict[str, str], name: str) -> str:
+    """The part `name` with every part it uses composed in (raises PartsError)."""
+    return _Expander(parts).part(name, ())
+
+
 def references(source: str) -> list[str]:
     """The part names a pattern uses directly, in order (escaped braces are not references)."""
     return [m.group(2) for m in REFERENCE.finditer(source) if not len(m.group(1)) % 2]

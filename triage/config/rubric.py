@@ -13,6 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from triage.config.parts import expand, slot_pattern, slot_said_by
+from triage.config.reading import ReadingError, prepare
 from triage.config.route_checks import route_problem
 from triage.config.words import canonical
 from triage.reading.scorer import ScorerError, TypeScorer, load_scorer
@@ -219,6 +220,10 @@ def compile_rubric(data: object, path: str, *, checked: bool = False) -> Rubric:
     runs before every load that is not a compiled queue's, triage.config.compiled), so it is not walked a second
     time (the walk is most of a load's cost)."""
     data = canonical(data)  # `not_in_queue:` is `not_distributed:` (a queue's rubric need not say another's name)
+    try:  # the shared reading merged under it (`reading:`), and `names:` lists made patterns
+        data = prepare(data)
+    except ReadingError as exc:
+        raise RubricError(f"{path}: {'/'.join(map(str, exc.at))}: {exc}") from None
     errors = [] if checked else sorted(_validator().iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:
         first = errors[0]

@@ -20,8 +20,10 @@ from triage.config.route_checks import route_problems
 from triage.config.rubric import DEFAULT_COMMENT_TEMPLATES, _validator as rubric_validator
 from triage.config.names import LABEL_NAME_PATTERN, RESERVED_LABELS, is_reserved, label_key, label_name_problem
 from triage.config.examples import example_problems
+from triage.config.part_rules import part_rule_problems
 from triage.config.parts import (SLOT_SECTIONS, VERSION_SLOT, expand, frame_lists, signal_lists, slot_pattern,
                                  slot_sources, slots_path, vocabulary_of)
+from triage.config.reading import ReadingError, prepare
 from triage.config.source import Located
 from triage.config.words import canonical
 from triage.config.templates import SUFFIX, TemplatesError, build_templates, syntax_problem
@@ -240,13 +242,25 @@ def _removed_by(rubric: Located, message: str) -> str:
 def check(sources: QueueSources) -> list[Problem]:
     labels = sources.labels
     marks = dict(sources.rubric.marks)  # `not_in_queue:` read as `not_distributed:`, its lines kept
-    rubric = Located(canonical(sources.rubric.data, marks), sources.rubric.file, marks)
+    data = canonical(sources.rubric.data, marks)
+    try:  # the shared reading merged under it, its entries marked with the shared file's lines; `names:` lists
+        data = prepare(data, marks)
+    except ReadingError as exc:
+        return [_at(Located(data, sources.rubric.file, marks), exc.at, str(exc))]
+    rubric = Located(data, sources.rubric.file, marks)
     problems = _schema_problems(rubric, rubric_validator(), "rubric")
     problems += _schema_problems(labels, labels_validator(), "labels")
     if problems:
         return problems  # the cross-references below assume the documents' shape
     r, l = rubric.data, labels.data
     problems += _pattern_problems(rubric, r)
+    own_parts = sources.rubric.data.get("parts") if isinstance(sources.rubric.data, dict) else None
+    # A layer over another queue (a repository's file over a bundled one) may replace the sections that used a
+    # part of the queue below: the use rule is the whole queue's, checked where it is written in one file.
+    layered = len({file for file, _ in sources.rubric.marks.values()}) > 1
+    problems += [_at(rubric, path, message) for path, message in
+                 part_rule_problems(r, set(own_parts) if isinstance(own_parts, dict) else set(),
+                                    lambda name: rubric.where(("parts", name))[1] or 0, count_uses=not layered)]
     if r["modules"]["medium"] > r["modules"]["high"]:
         problems.append(_at(rubric, ("modules", "medium"), "modules.medium must not exceed modules.high"))
     problems += [_at(rubric, path, message + _removed_by(sources.rubric, message)) for path, message in route_problems(r)]

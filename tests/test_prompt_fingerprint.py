@@ -28,9 +28,10 @@ from triage.planners.model.schema import plan_schema
 # parallelism): the blind answers were collected again. And in its fifth (where round 4's readers stopped: a new
 # backend against "other backends", a re-rendezvous mid-run, a watchdog timeout line without the abort, what
 # `performance` is for): collected again. And its sixth (round 5's readers: a torchrun flag is an option, a
-# wait before the processes first meet, a reporter's own failure asked about): collected again, bench/model-answers/.
+# wait before the processes first meet, a reporter's own failure asked about), and its seventh (a tool's flag by
+# what it does): collected again, bench/model-answers/.
 PINNED = {
-    "distributed": ("89f4f72d0244213c", "872d6ac48fea23f1"),
+    "distributed": ("4ecb3f0d1180154b", "872d6ac48fea23f1"),
     "pt2": ("ae2f5a16d0ef1fea", "3fc421ed20a3d216"),
 }
 

@@ -440,9 +440,14 @@ ROWS = [
         ("while the job is still starting", "while the job first starts"),
         "high_priority.criteria.multinode_hang.description"),
     # Round 5: where the fresh blind readers of round 5's prompt still stopped.
+    # Round 6's answers, against the keys: 'a new flag or mode of torchrun is an option on it' typed new modes (a dry
+    # run) as enhancements, where the invented keys say feature and dev2's only torchrun option (a restart
+    # threshold) tunes what runs today: by what the flag does, both agree.
     Row("feature or enhancement: a new flag or mode of torchrun, 'a new option' against 'a new ... launcher mode'",
-        "(a new flag or mode of torchrun is an option on it)",
-        ("launcher mode",), TEMPLATE),
+        "A flag or mode of a tool is judged by what it does: one that tunes what the tool already does (torchrun's "
+        "number of restarts, a timeout) is an option on it; one that makes it do what it does not do at all today "
+        "(a dry run that prints the layout, a report it does not write) is a new entry point.",
+        ("launcher mode", "a new flag or mode of torchrun is an option on it"), TEMPLATE),
     Row("a failure the reporter shows is their own, then asked about: `not_a_bug_report` (first in the order) or "
         "`third_party_code`",
         "whoever's the failure turns out to be (the reporter's own kernel: `third_party_code`, not "

@@ -394,7 +394,11 @@ def _copy_tree(tree: Path, into: Path) -> None:
 
 
 def _worker_start(job: Job) -> None:
+    from multiprocessing.util import Finalize
+
     copy = Path(tempfile.mkdtemp(prefix="mutation-check-"))
+    # removed when the process ends, a pool's worker too (it skips atexit, not multiprocessing's finalizers)
+    Finalize(None, shutil.rmtree, args=(copy, True), exitpriority=10)
     _copy_tree(Path(job.tree), copy)
     _WORKER.update(job=job, copy=copy, rubric=copy / job.queue_rel / "rubric.yaml")
 
@@ -546,10 +550,13 @@ def _narrowed(source: str, spans: list[tuple[int, int]], k: int) -> str:
 
 
 def suggest(rubric_text: str, mutants: list[Mutant], tries: int = 12,
-            existing: dict[str, list[str]] | None = None) -> dict[str, list[str]]:
+            existing: dict[str, list[str]] | None = None,
+            missed: list[tuple[Mutant, str]] | None = None) -> dict[str, list[str]]:
     """For each mutant's pattern key: new texts, each matched by the pattern and by neither mutant of one of the
-    given mutants' alternatives (delete and alter), so that the example fails without it; none for an alternative
-    an `existing` example already defends. Alternatives none is found for are left out."""
+    given mutants' alternatives (delete and alter), so that the example fails without it (failing: a text that
+    one of the two misses); none for an alternative an `existing` example already defends. An alternative no text
+    is found for goes into `missed`, with the reason: RE2's pattern cannot be sampled here, or every text tried
+    is still matched without it (a sibling covers it: a dead alternative, or one that needs a text in context)."""
     from triage.text.patterns import compile_pattern
 
     data = yaml.safe_load(rubric_text)
@@ -585,14 +592,26 @@ def suggest(rubric_text: str, mutants: list[Mutant], tries: int = 12,
             continue  # an example it has already fails without the alternative
         narrow = expanded(_narrowed(source, spans, spans.index(index)))
         rng = random.Random(f"{key}:{index}")
+        best, best_kills, matched = "", 0, False
         for attempt in range(tries):
             text = sample_text(narrow, None if attempt == 0 else rng)
             if not text or not text.strip() or len(text) > 300:
                 continue
             text = text.strip("\n") if whole.search(text.strip("\n")) else text
-            if whole.search(text) and not any(x.search(text) for x in mutated):
-                out.setdefault(key, []).append(text)
+            if not whole.search(text):
+                continue
+            matched = True
+            kills = sum(1 for x in mutated if not x.search(text))
+            if kills > best_kills:
+                best, best_kills = text, kills
+            if kills == len(mutated):
                 break
+        if best and not any(best in t or whole.search(t) and not mutated[0].search(t) for t in have):
+            out.setdefault(key, []).append(best)
+        if best_kills < len(mutated) and missed is not None:
+            why = ("every text tried is still matched without it (a sibling covers it)" if matched
+                   else "no text could be built from it here")
+            missed.append((m0, why if not best else "the misspelt word still matches (it is optional)"))
     return out
 
 
@@ -777,10 +796,14 @@ def main(argv: list[str] | None = None) -> int:
         text = (folder / "rubric.yaml").read_text(encoding="utf-8")
         mutants = [m for m in enumerate_mutants(text) if not m.excluded]
         target = Path(args.suggest)
-        found = suggest(text, mutants, existing=read_examples(target))
+        missed: list[tuple[Mutant, str]] = []
+        found = suggest(text, mutants, existing=read_examples(target), missed=missed)
         added = merge_examples(target, folder.name, found)
         alts = len({(m.key, m.span) for m in mutants})
         print(f"{target}: {added} texts added ({alts} alternatives; read them, edit, keep what says something)")
+        print(f"{len(missed)} alternatives without a text that fails without them:")
+        for m, why in missed:
+            print(f"- {folder / 'rubric.yaml'}:{m.line} `{m.key}`: `{m.alternative}`: {why}")
         return 0
     command = "python scripts/mutation_check.py " + " ".join(argv if argv is not None else sys.argv[1:])
     mutants, verdicts = run(folder, None if args.all else args.sample, args.seed, tests, args.jobs)

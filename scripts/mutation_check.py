@@ -433,14 +433,44 @@ def check_mutant(mutant: Mutant) -> Verdict:
 def _tests_fail(job: Job) -> str:
     """The first test that fails in the worker's copy of the checkout ("" when they all pass), run as a fresh clone
     runs them: no shared evaluation sets, no compiled-queue cache."""
+    tests = list(job.tests)
+    if RULE_EXAMPLES_TEST in tests:  # the same test's function, on the copy's files, without pytest's start-up
+        tests.remove(RULE_EXAMPLES_TEST)
+        first = _rule_examples_fail()
+        if first:
+            return first
+    if not tests:
+        return ""
     env = {**os.environ, "PTD_TRIAGE_CACHE": "off", "PTD_SHARED_DIR": str(_WORKER["copy"] / "no-shared"),
            "PYTHONPATH": str(_WORKER["copy"]), "PYTHONDONTWRITEBYTECODE": "1"}
     done = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
-                           *job.tests], cwd=_WORKER["copy"], env=env, capture_output=True, text=True)
+                           *tests], cwd=_WORKER["copy"], env=env, capture_output=True, text=True)
     if done.returncode == 0:
         return ""
     failed = re.search(r"^(?:FAILED|ERROR) (\S+)", done.stdout, re.M)
     return failed.group(1) if failed else f"pytest exit {done.returncode}"
+
+
+RULE_EXAMPLES_TEST = "tests/test_rule_examples.py"
+
+
+def _rule_examples_fail() -> str:
+    """tests/test_rule_examples.py's check of the queue's examples file, run in this process on the copy."""
+    import importlib.util
+
+    copy: Path = _WORKER["copy"]
+    queue = _WORKER["rubric"].parent.name
+    examples = copy / "tests" / "data" / "rule_examples" / f"{queue}.yaml"
+    if not (copy / RULE_EXAMPLES_TEST).is_file() or not examples.is_file():
+        return ""
+    if "rule_examples" not in _WORKER:
+        spec = importlib.util.spec_from_file_location("_rule_examples", copy / RULE_EXAMPLES_TEST)
+        assert spec and spec.loader
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _WORKER["rule_examples"] = module
+    problems = _WORKER["rule_examples"].problems_of(_WORKER["rubric"], yaml.safe_load(examples.read_text("utf-8")))
+    return f"{RULE_EXAMPLES_TEST}::test_every_pattern_matches_its_examples[{queue}]" if problems else ""
 
 
 # --- suggesting examples -----------------------------------------------------------------------------------------

@@ -585,8 +585,9 @@ def suggest(rubric_text: str, mutants: list[Mutant], tries: int = 12,
     """For each mutant's pattern key: new texts, each matched by the pattern and by neither mutant of one of the
     given mutants' alternatives (delete and alter), so that the example fails without it (failing: a text that
     one of the two misses); none for an alternative an `existing` example already defends. An alternative no text
-    is found for goes into `missed`, with the reason: RE2's pattern cannot be sampled here, or every text tried
-    is still matched without it (a sibling covers it: a dead alternative, or one that needs a text in context)."""
+    is found for goes into `missed`, with the reason: it cannot be sampled here, every text tried is still matched
+    without it (a sibling covers it: a dead alternative), or the pattern alone matches any text (an anchor, a
+    boundary: only a rule around it can show what the alternative is for)."""
     from triage.text.patterns import compile_pattern
 
     data = yaml.safe_load(rubric_text)
@@ -641,6 +642,8 @@ def suggest(rubric_text: str, mutants: list[Mutant], tries: int = 12,
         if best_kills < len(mutated) and missed is not None:
             why = ("every text tried is still matched without it (a sibling covers it)" if matched
                    else "no text could be built from it here")
+            if mutated[0].search("") or whole.search(""):  # `^`, `$`, a boundary: the pattern alone matches ""
+                why = "it matters only next to what a rule puts around it: defend it with the rule's example"
             missed.append((m0, why if not best else "the misspelt word still matches (it is optional)"))
     return out
 
@@ -758,7 +761,12 @@ def run(folder: Path, n: int | None, seed: int, tests: tuple[str, ...],
         verdicts = [check_mutant(m) for m in chosen]
     else:
         with ProcessPoolExecutor(jobs, initializer=_worker_start, initargs=(job,)) as pool:
-            verdicts = list(pool.map(check_mutant, chosen, chunksize=4))
+            verdicts = []
+            for verdict in pool.map(check_mutant, chosen, chunksize=4):
+                verdicts.append(verdict)
+                if len(verdicts) % 25 == 0:  # progress, on stderr: a run takes minutes
+                    caught = sum(1 for v in verdicts if v.caught_by and v.caught_by != "no change")
+                    print(f"{len(verdicts)}/{len(chosen)} checked, {caught} caught", file=sys.stderr)
     return mutants, verdicts
 
 

@@ -796,6 +796,7 @@ def report(folder: Path, mutants: list[Mutant], verdicts: list[Verdict], *, seed
     survivors = [v for v in counted if not v.caught_by]
     lines += ["", f"Survivors ({len(survivors)}): FILE:LINE, the pattern, the mutation, the alternative", ""]
     rubric = folder / "rubric.yaml"
+    rubric = Path(os.path.relpath(rubric)) if rubric.is_relative_to(Path.cwd()) else rubric  # as typed
     for v in survivors:
         m = v.mutant
         lines.append(f"- {rubric}:{m.line} `{m.key}` {m.kind}: `{m.alternative}`")

@@ -33,8 +33,17 @@ alternative, so that a maintainer can add the example that fails without it: a `
 alone matches, or a `not:` near miss where it narrows. A survivor that no example could catch (a dead
 alternative, one a sibling already covers) says something about the rule.
 
-Exit status: 0 when the catch rate is at least `--min` (default 0: report only), 1 when below, 2 on bad input.
-tests/test_mutation_check.py runs the machinery on a toy queue.
+The test step runs tests/test_rule_examples.py's check (the queue's tests/data/rule_examples/QUEUE.yaml, texts
+keyed by pattern) in the worker, on the copy, and the other files with pytest. `--suggest FILE` writes those texts:
+for every alternative no text defends, one the pattern matches only through it, and lists the alternatives it
+finds none for (bench/mutation-undefended.md).
+
+Why scripts/ and not bench/: it is a maintainer's check of a queue's rules, like scripts/rule_support.py, with an
+exit status a fork's CI can use (`--min`); bench/ measures what this machine costs a user.
+
+Exit status: 0 when the catch rate is at least `--min` (default 0: report only), 1 when below, 2 on bad input
+(no such queue, or tests that fail on the queue as it is). tests/test_mutation_check.py runs the machinery on a
+toy queue.
 """
 from __future__ import annotations
 
@@ -51,7 +60,7 @@ from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script from a checkout without an installed package
@@ -716,15 +725,20 @@ def read_examples(file: Path) -> dict[str, list[str]]:
 
 # --- the run and the report --------------------------------------------------------------------------------------
 
+def _bad_input(message: str) -> NoReturn:
+    print(f"mutation_check: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
 def resolve_queue(given: str) -> Path:
     folder = Path(given)
     if not folder.is_dir():
         try:
             folder = bundled_queue(given)
         except ConfigError as exc:
-            raise SystemExit(f"mutation_check: {exc}") from None
+            _bad_input(str(exc))
     if not (folder / "rubric.yaml").is_file():
-        raise SystemExit(f"mutation_check: {folder}: no rubric.yaml")
+        _bad_input(f"{folder}: no rubric.yaml")
     return folder.resolve()
 
 
@@ -755,7 +769,7 @@ def run(folder: Path, n: int | None, seed: int, tests: tuple[str, ...],
         _worker_start(job)
         failed = _tests_fail(job)
         if failed:
-            raise SystemExit(f"mutation_check: the tests fail on the queue as it is ({failed}): fix them first")
+            _bad_input(f"the tests fail on the queue as it is ({failed}): fix them first")
     if jobs <= 1:
         _worker_start(job)
         verdicts = [check_mutant(m) for m in chosen]

@@ -91,3 +91,10 @@ def test_a_mutant_of_a_duplicate_alternative_is_excluded(mc):
         ("delete", "DDP", "duplicate"), ("delete", "FSDP", ""), ("delete", "DDP", "duplicate")]
     unused = mc.enumerate_mutants("parts:\n  names: 'DDP|FSDP'\n")
     assert {m.excluded for m in unused} == {"unused"}
+
+
+def test_a_queue_that_is_not_there_is_bad_input(mc, capsys):
+    with pytest.raises(SystemExit) as exited:
+        mc.main(["no-such-queue", "--no-tests"])
+    assert exited.value.code == 2
+    assert "no bundled queue 'no-such-queue'" in capsys.readouterr().err

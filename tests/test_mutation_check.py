@@ -15,6 +15,7 @@ from engine_helpers import ROOT
 @pytest.fixture(scope="module")
 def mc():
     spec = importlib.util.spec_from_file_location("mutation_check", ROOT / "scripts" / "mutation_check.py")
+    assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules["mutation_check"] = module  # dataclasses resolve their module by name
     spec.loader.exec_module(module)

@@ -587,10 +587,10 @@ def markdown(info: dict, installs: list[dict] | None, runs: dict | None, sweeps:
 
 def kept_sections(results: Path) -> str:
     """What other benches wrote into results.md between their markers (bench/startup.py's, bench/shadow.py's and
-    bench/requests.py's, bench/leave_one_writer_out.py's sections), kept."""
+    bench/requests.py's, bench/leave_one_writer_out.py's sections, scripts/mutation_check.py's figures), kept."""
     text = results.read_text(encoding="utf-8") if results.exists() else ""
     kept = []
-    for name in ("startup", "shadow", "requests", "lowo"):
+    for name in ("startup", "shadow", "requests", "lowo", "mutation"):
         start, end = f"<!-- {name} -->", f"<!-- /{name} -->"
         if start in text and end in text:
             kept.append(text[text.index(start):text.index(end) + len(end)])

@@ -180,9 +180,11 @@ class StandIn:
         captured = self._captured(number)
         if captured is not None:
             system_sha, user_sha = captured
-            asked, marked, _ = user.partition(REPAIR_MARK)  # a repair call extends the captured user message
-            repair = bool(marked)
-            if sha(system) != system_sha or sha(asked) != user_sha:
+            # A repair call extends the captured user message with REPAIR_MARK and what was wrong (the issue's own
+            # text may hold the mark too: the captured message is the prefix, at one of its occurrences).
+            cuts = [m.start() for m in re.finditer(re.escape(REPAIR_MARK), user)]
+            repair = sha(user) != user_sha and any(sha(user[:i]) == user_sha for i in cuts)
+            if sha(system) != system_sha or (sha(user) != user_sha and not repair):
                 with self.lock:
                     self.counts["changed"] += 1
                     self.changed.append(number)

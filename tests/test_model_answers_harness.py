@@ -135,3 +135,29 @@ def test_an_archive_keeps_the_answers_and_the_prompts_hashes_and_is_scored_the_s
     next(copy.rglob("answer-*.json")).unlink()
     assert _run("archive", str(copy), str(tmp_path / "partial")).returncode == 1
     assert not (tmp_path / "partial").exists()
+
+
+def test_a_repair_call_extends_the_captured_prompt_and_is_served_anything_else_is_refused(tmp_path):
+    """A repair call (the planner's second call after an invalid answer) is the captured user message followed by
+    the repair mark: served and counted as a repair, also when the issue's own text holds the mark; a user message
+    that is not the captured one is refused."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import model_answers as harness
+
+    user = "Issue #7. The body quotes" + harness.REPAIR_MARK + " itself."
+    folder = tmp_path / "01"
+    folder.mkdir()
+    (folder / "prompt-7.json").write_text(json.dumps({
+        "issue": 7, "system_sha256": harness.sha("SYSTEM"), "user_sha256": harness.sha(user),
+        "messages": [{"role": "system", "content": "SYSTEM"}, {"role": "user", "content": user}]}), encoding="utf-8")
+    (folder / "answer-7.json").write_text("{}", encoding="utf-8")
+    stand_in = harness.StandIn("serve", tmp_path)  # served in-process: its socket is never started
+    stand_in.server.server_close()
+
+    def ask(text: str) -> int:
+        return stand_in._serve("7", {}, "SYSTEM", text)[0]
+
+    assert ask(user) == 200 and stand_in.counts["repairs"] == 0
+    assert ask(user + harness.REPAIR_MARK + ": the answer had no `route`.") == 200 and stand_in.counts["repairs"] == 1
+    assert ask("Issue #7. Another body.") == 400 and stand_in.counts["changed"] == 1
+    assert ask("Issue #7. The body quotes" + harness.REPAIR_MARK + " something else.") == 400

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from test_validate import line_of, problems
 
 from triage.config.examples import example_problems
 from triage.config.parts import expand, expanded_part
@@ -94,7 +95,7 @@ def test_a_queue_without_reading_is_read_as_written():
     ({"shared": "v1", "groups": ["wishes"]}, "reading.groups names group 'wishes'"),
     ({"shared": "v1", "criteria": {"crash": "meltdown"}}, "maps 'crash' to criterion 'meltdown'"),
 ])
-def test_a_reading_that_cannot_be_taken_is_one_line(reading, message):
+def test_a_reading_that_cannot_be_taken_is_oneline_of(reading, message):
     with pytest.raises(ReadingError) as info:
         prepare({"reading": reading, "text": {}, "high_priority": {"criteria": {"crash": {}}}})
     assert message in str(info.value) and "\n" not in str(info.value)
@@ -106,25 +107,12 @@ def _storage(tmp_path: Path) -> Path:
     return target
 
 
-def _problems(folder: Path) -> list[str]:
-    from triage.cli.common import config_sources
-    from triage.cli.main import build_parser
-    from triage.config.validate import check
-
-    args = build_parser().parse_args(["validate", "--config", str(folder)])
-    return [str(p) for p in check(config_sources(args))]
-
-
-def _line(path: Path, needle: str) -> int:
-    return next(n for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if needle in line)
-
-
 def test_validate_names_the_line_of_a_reading_the_package_does_not_have(tmp_path):
     queue = _storage(tmp_path)
     rubric = queue / "rubric.yaml"
     rubric.write_text(rubric.read_text(encoding="utf-8").replace("  shared: v1", "  shared: v7"), encoding="utf-8")
-    found = _problems(queue)
-    assert found == [f"{rubric}:{_line(rubric, 'reading:')}: reading names shared reading 'v7', which the package "
+    found = problems(queue)
+    assert found == [f"{rubric}:{line_of(rubric, 'reading:')}: reading names shared reading 'v7', which the package "
                      "does not have (it has: v1)"]
 
 
@@ -133,7 +121,7 @@ def test_a_part_used_once_is_refused_at_its_line_unless_it_stands_alone(tmp_path
     rubric = queue / "rubric.yaml"
     text = rubric.read_text(encoding="utf-8")
     rubric.write_text(text.replace("  alone: [have_gone, ", "  alone: ["), encoding="utf-8")
-    assert _problems(queue) == [f"{rubric}:{_line(rubric, '  have_gone:')}: part 'have_gone' is used 1 time (at "
+    assert problems(queue) == [f"{rubric}:{line_of(rubric, '  have_gone:')}: part 'have_gone' is used 1 time (at "
                                 "least 2: inline it, use it again, or list it in part_rules.alone)"]
 
 
@@ -145,15 +133,15 @@ def test_a_part_expanding_past_the_limit_is_refused_and_a_queue_may_set_its_own(
     text = text.replace("  stored: '(?:objects|files|data|blocks|writes|versions)'",
                         f"  stored: '(?:objects|files|data|blocks|writes|versions)|{long}'")
     rubric.write_text(text, encoding="utf-8")
-    assert _problems(queue) == [f"{rubric}:{_line(rubric, '  stored:')}: part 'stored' expands to 1,170 "
+    assert problems(queue) == [f"{rubric}:{line_of(rubric, '  stored:')}: part 'stored' expands to 1,170 "
                                 "characters (more than 1,000: split it into parts named by meaning)"]
     rubric.write_text(text.replace("part_rules:\n", "part_rules:\n  max_chars: 1200\n"), encoding="utf-8")
-    assert _problems(queue) == []
+    assert problems(queue) == []
 
 
 def test_the_bundled_queues_pass_the_part_rules_and_only_distributed_sets_its_own():
     for folder in (ROOT / "queues" / "pt2", ROOT / "examples" / "queues" / "storage",
                    ROOT / "examples" / "queues" / "storage-lists", ROOT / "queues" / "distributed"):
-        assert _problems(folder) == [], folder
+        assert problems(folder) == [], folder
         rules = yaml.safe_load((folder / "rubric.yaml").read_text(encoding="utf-8")).get("part_rules") or {}
         assert ("max_chars" in rules or "min_uses" in rules) == (folder.name == "distributed"), folder

@@ -50,6 +50,7 @@ Imports: the standard library and the project (`triage`). Nothing here is import
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import os
@@ -169,11 +170,17 @@ class StandIn:
         if prompt_file is not None:
             captured = json.loads(prompt_file.read_text(encoding="utf-8"))
             return captured["system_sha256"], sha(_messages(captured)[1])
+        hashes = self.archived().get(number)
+        return None if hashes is None else (hashes["system_sha256"], hashes["user_sha256"])
+
+    @functools.cache  # noqa: B019 (one stand-in a run: the archive's hashes are read once, not on every request)
+    def archived(self) -> dict[str, dict]:
+        """Every `prompts.sha256.json` under the directory, merged: issue number -> its prompt's hashes."""
+        merged: dict[str, dict] = {}
         for manifest in sorted(self.directory.rglob(HASHES)):
-            hashes = json.loads(manifest.read_text(encoding="utf-8")).get(number)
-            if hashes is not None:
-                return hashes["system_sha256"], hashes["user_sha256"]
-        return None
+            for number, hashes in json.loads(manifest.read_text(encoding="utf-8")).items():
+                merged.setdefault(number, hashes)
+        return merged
 
     def _serve(self, number: str, body: dict, system: str, user: str) -> tuple[int, dict]:
         answer = index(self.directory, "answer").get(number)
